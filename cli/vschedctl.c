@@ -1,0 +1,1 @@
+/* cli: not written yet */ int main(void); int main(void) { return 1; }

@@ -1,0 +1,1 @@
+/* common/cfgutil.c: not written yet */

@@ -1,0 +1,1 @@
+/* common/duration.c: not written yet */

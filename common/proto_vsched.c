@@ -1,0 +1,1 @@
+/* common/proto_vsched.c: not written yet */

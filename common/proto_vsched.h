@@ -1,0 +1,114 @@
+/*
+ * The local API of vsched (one ZeroMQ REQ/REP exchange per request), defined once here for
+ * the daemon, vschedctl and the agent.
+ *
+ * Wire format: little-endian, fixed layout, no padding, encoded field by field (never a
+ * struct memcpy). Every frame starts with a 4-byte header:
+ *   u8 magic 'V', u8 version VSP_VERSION, u8 type, u8 reserved (0)
+ * Requests (body after the header):
+ *   ADD   i32 pid, i32 cpu (-1: placement rule), u8 park, u8 pad[3],
+ *         u64 period, u64 slice, u64 deadline (0: = period), u64 phase      (44 bytes)
+ *   SET   i32 pid, u64 period, u64 slice, u64 deadline, u64 phase          (36 bytes)
+ *   DEL   i32 pid                                                          (4 bytes)
+ *   LIST  (empty)
+ *   EPOCH u64 epoch as CLOCK_REALTIME ns (0: now)                          (8 bytes)
+ * Reply (type VSP_REPLY):
+ *   i32 status (0 or -errno), u16 msglen, msg bytes (no NUL, <= VSP_MSG_MAX),
+ *   u32 ntasks, ntasks * task record (VSP_STAT_WIRE bytes each, see vsp_task_stat order).
+ * A frame whose length is not exactly what its type needs is refused (-EBADMSG).
+ */
+#ifndef VSCHED_PROTO_VSCHED_H
+#define VSCHED_PROTO_VSCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VSP_MAGIC     'V'
+#define VSP_VERSION   1
+#define VSP_MSG_MAX   240
+#define VSP_MAX_TASKS 4096	  /* largest LIST reply */
+#define VSP_MAX_FRAME 512	  /* largest request frame accepted */
+
+enum vsp_type {
+	VSP_ADD = 1,
+	VSP_SET = 2,
+	VSP_DEL = 3,
+	VSP_LIST = 4,
+	VSP_EPOCH = 5,
+	VSP_REPLY = 0x80,
+};
+
+enum vsp_park {
+	VSP_PARK_STOP = 0, /* SIGSTOP/SIGCONT: strict, exact utilisation */
+	VSP_PARK_IDLE = 1, /* SCHED_IDLE: work-conserving */
+};
+
+/* A reservation: slice of CPU time in every [release, release + deadline), period apart. */
+struct vsp_resv {
+	uint64_t period;   /* ns, > 0 */
+	uint64_t slice;	   /* ns, 0 < slice <= deadline */
+	uint64_t deadline; /* ns, <= period; 0 means = period */
+	uint64_t phase;	   /* ns, < period: first release at epoch + phase */
+};
+
+struct vsp_request {
+	uint8_t type; /* enum vsp_type */
+	int32_t pid;
+	int32_t cpu;  /* ADD only; -1 = placement rule */
+	uint8_t park; /* ADD only; enum vsp_park */
+	struct vsp_resv resv;
+	uint64_t epoch_realtime_ns; /* EPOCH only */
+};
+
+/* Per-task figures returned by LIST. Wire order = declaration order. */
+struct vsp_task_stat {
+	int32_t pid;
+	int32_t cpu;
+	uint8_t park;
+	uint32_t nthreads;
+	struct vsp_resv resv;
+	uint64_t managed_ns;	   /* wall time since the task was added */
+	uint64_t periods;	   /* jobs (periods) completed */
+	uint64_t cpu_ns;	   /* CPU time received under the reservation */
+	uint64_t misses;	   /* periods runnable throughout but short of the slice */
+	uint64_t lateness_total_ns; /* sum over missed periods of the CPU still owed */
+	uint64_t lateness_max_ns;
+};
+#define VSP_STAT_WIRE (4 + 4 + 1 + 4 + 4 * 8 + 6 * 8)
+
+struct vsp_reply {
+	int32_t status; /* 0 or -errno */
+	char msg[VSP_MSG_MAX + 1];
+	uint32_t ntasks;
+	struct vsp_task_stat *tasks; /* owned by the decoder's caller: free() it */
+};
+
+/* Encoders return the frame length, or -ENOBUFS if cap is too small. */
+int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap);
+int vsp_encode_reply(const struct vsp_reply *rep, uint8_t *buf, size_t cap);
+/* Exact size of a reply frame with this message and number of tasks. */
+size_t vsp_reply_size(const struct vsp_reply *rep);
+
+/*
+ * Decoders check magic, version, type, exact length and field ranges that do not depend on
+ * the daemon's configuration (park value, cpu >= -1, pid > 0). Return 0, or -EBADMSG /
+ * -EPROTO (bad version) / -EINVAL with a one-line reason in why. On error nothing is
+ * allocated. vsp_decode_reply allocates rep->tasks (NULL when ntasks == 0).
+ */
+int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, char *why,
+		       size_t whylen);
+int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char *why,
+		     size_t whylen);
+
+/*
+ * Static checks of a reservation (after deadline 0 has been replaced by period):
+ * slice > 0, slice <= deadline <= period, phase < period, period <= VSP_PERIOD_MAX.
+ * Returns 0 or -EINVAL with the reason ("slice 5ms > deadline 4ms").
+ */
+#define VSP_PERIOD_MAX (7ULL * 24 * 3600 * 1000000000ULL) /* one week */
+int vsp_check_resv(const struct vsp_resv *r, char *why, size_t whylen);
+
+const char *vsp_type_name(uint8_t type);
+const char *vsp_park_name(uint8_t park);
+
+#endif

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs everything vsched needs to build, test, benchmark and run its demo (Debian 12, as root).
+# Idempotent: does nothing when every package is already installed.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang-format
+      libzmq3-dev libconfig-dev liburcu-dev libcmocka-dev
+      jq rt-tests rt-app stress-ng socat iproute2 procps util-linux)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: missing ${missing[*]}; run as root" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

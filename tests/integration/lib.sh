@@ -1,0 +1,102 @@
+# Shared harness for integration tests (sourced, not run). Every test:
+#  - runs in its own temporary directory ($TMP) with its own ipc endpoint,
+#  - ends only the processes it started (spawn/start_vsched record their pids),
+#  - is bounded in time (CTest TIMEOUT, plus `spin -d` lifetimes),
+#  - exits 77 with a reason when it cannot run here (SKIP).
+set -euo pipefail
+
+: "${VS_BIN:?VS_BIN must point at the build's bin/ directory}"
+: "${VS_SRC:?VS_SRC must point at the source tree}"
+
+TMP=$(mktemp -d /tmp/vstest.XXXXXX)
+ENDPOINT="ipc://$TMP/api.sock"
+PIDS=()
+VSCHED_PID=
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -CONT "$p" 2>/dev/null || true
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	if [ -n "$VSCHED_PID" ]; then
+		kill -TERM "$VSCHED_PID" 2>/dev/null || true
+	fi
+	wait 2>/dev/null || true
+	if [ -n "${KEEP_TMP:-}" ]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() {
+	echo "FAIL: $*" >&2
+	if [ -f "$TMP/vsched.log" ]; then echo "--- vsched log (tail)" >&2; tail -20 "$TMP/vsched.log" >&2; fi
+	exit 1
+}
+pass() { echo "ok - $*"; }
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root for SCHED_FIFO"
+	chrt -f 1 true 2>/dev/null || skip "SCHED_FIFO not permitted here"
+}
+
+# write_config [extra libconfig lines...]: $TMP/vsched.conf for CPUs 0 and 1.
+write_config() {
+	{
+		echo 'cpus = [0, 1];'
+		echo 'utilization_cap = 0.9;'
+		echo 'min_period = "1ms";'
+		echo 'min_slice = "100us";'
+		echo "endpoint = \"$ENDPOINT\";"
+		local line
+		for line in "$@"; do echo "$line"; done
+	} >"$TMP/vsched.conf"
+}
+
+# start_vsched: starts the daemon on $TMP/vsched.conf (written if missing), waits for its API.
+start_vsched() {
+	[ -f "$TMP/vsched.conf" ] || write_config
+	"$VS_BIN/vsched" -f -c "$TMP/vsched.conf" >>"$TMP/vsched.log" 2>&1 &
+	VSCHED_PID=$!
+	local i
+	for i in $(seq 1 100); do
+		if ctl task list >/dev/null 2>&1; then return 0; fi
+		kill -0 "$VSCHED_PID" 2>/dev/null || fail "vsched exited at start"
+		sleep 0.05
+	done
+	fail "vsched API not up after 5 s"
+}
+
+ctl() { "$VS_BIN/vschedctl" -s "$ENDPOINT" "$@"; }
+
+# spawn CMD...: starts a background process, records its pid in SPAWNED and PIDS.
+spawn() {
+	"$@" &
+	SPAWNED=$!
+	PIDS+=("$SPAWNED")
+}
+
+# cpu_ns PID: CPU time of every thread of PID so far, in ns (from schedstat).
+cpu_ns() {
+	local sum=0 f v
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r v _ <"$f" 2>/dev/null || continue
+		sum=$((sum + v))
+	done
+	echo "$sum"
+}
+
+# share PID SECONDS: fraction of one CPU PID used over the next SECONDS, in percent (1 decimal).
+share() {
+	local a b t0 t1
+	a=$(cpu_ns "$1"); t0=$(date +%s%N)
+	sleep "$2"
+	b=$(cpu_ns "$1"); t1=$(date +%s%N)
+	awk -v c=$((b - a)) -v w=$((t1 - t0)) 'BEGIN { printf "%.1f\n", 100 * c / w }'
+}
+
+# within VALUE LOW HIGH: true when LOW <= VALUE <= HIGH (floats).
+within() { awk -v v="$1" -v l="$2" -v h="$3" 'BEGIN { exit !(v >= l && v <= h) }'; }
+
+# policy_of PID: scheduling policy name of PID's main thread (chrt -p).
+policy_of() { chrt -p "$1" | sed -n 's/.*scheduling policy: //p'; }

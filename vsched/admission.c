@@ -1,0 +1,1 @@
+/* vsched/admission.c: not written yet */

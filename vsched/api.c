@@ -1,0 +1,1 @@
+/* vsched/api.c: not written yet */

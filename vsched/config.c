@@ -1,0 +1,1 @@
+/* vsched/config.c: not written yet */

@@ -1,0 +1,1 @@
+/* vsched/dispatch.c: not written yet */

@@ -1,0 +1,1 @@
+/* vsched/edf.c: not written yet */

@@ -1,0 +1,1 @@
+/* vsched/main.c: not written yet */

@@ -1,0 +1,1 @@
+/* vsched/placement.c: not written yet */

@@ -1,0 +1,1 @@
+/* vsched/sched.c: not written yet */

@@ -1,0 +1,1 @@
+/* vsched/task.c: not written yet */

@@ -1,0 +1,275 @@
+/*
+ * vsched: the node's periodic real-time scheduler (DESIGN.md §2, paper 004 Sect. 3).
+ * Private header: prototypes grouped by the file that defines them.
+ *
+ * Threads and ownership
+ *  - The API thread (main thread) owns the task tables: it validates requests, builds a new
+ *    per-CPU table and publishes it with rcu_assign_pointer(); after synchronize_rcu() it
+ *    alone touches removed tasks (restore, free).
+ *  - One dispatcher thread per managed CPU (SCHED_FIFO 99, pinned) reads its table under
+ *    rcu_read_lock() and owns each task's `run` state and the raise/park transitions. It
+ *    never allocates, logs, locks or does blocking I/O, and holds no task pointer across
+ *    a sleep.
+ *  - A watchdog process (watchdog.c) outlives vsched and restores every task if it dies.
+ */
+#ifndef VSCHED_VSCHED_H
+#define VSCHED_VSCHED_H
+
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <urcu.h> /* default (memb) flavour: rcu_read_lock, synchronize_rcu, call_rcu */
+
+#include "proto_vsched.h"
+#include "timeutil.h"
+
+#define VS_MAX_CPUS	 64
+#define VS_PRIO_DISPATCH 99 /* dispatchers, API thread, ZeroMQ I/O thread, watchdog */
+#define VS_PRIO_RAISED	 98 /* the task entitled to its CPU right now */
+
+enum placement_rule {
+	PLACE_WORST_FIT = 0, /* lowest load first: spreads load (default) */
+	PLACE_FIRST_FIT = 1, /* lowest-numbered CPU that fits: packs load */
+};
+
+struct vsched_config {
+	int ncpus;
+	int cpus[VS_MAX_CPUS];	 /* managed CPUs, ascending, unique, online */
+	double utilization_cap;	 /* per CPU, as configured, (0, 1] */
+	double reserve;		 /* per CPU share kept for vsched itself */
+	uint64_t min_period;	 /* ns */
+	uint64_t min_slice;	 /* ns */
+	uint8_t park;		 /* default enum vsp_park */
+	int placement;		 /* enum placement_rule */
+	int max_tasks;		 /* whole node */
+	char endpoint[256];	 /* ZeroMQ endpoint of the local API, e.g. ipc:///run/vsched/api.sock */
+	unsigned endpoint_mode;	 /* file mode of an ipc socket, e.g. 0600 */
+};
+
+/* Scheduling attributes a task had before vsched touched it; restored on exit. */
+struct sched_saved {
+	int policy; /* as from sched_getscheduler(), SCHED_RESET_ON_FORK included */
+	int priority;
+	cpu_set_t affinity;
+};
+
+/* Thread ids of a task, published with RCU by the API thread. */
+struct task_threads {
+	uint32_t n;
+	struct rcu_head rcu;
+	pid_t tid[];
+};
+
+/* A task's reservation, replaced as a whole (RCU) on `set`; gen increases on every change. */
+struct task_resv {
+	struct vsp_resv r; /* deadline already resolved (never 0) */
+	uint64_t gen;
+	struct rcu_head rcu;
+};
+
+/* Dispatcher-owned state of the current job. Only the dispatcher of task->cpu writes it. */
+struct task_run {
+	uint64_t gen;		    /* task_resv.gen this job was built from */
+	const struct task_threads *applied_threads; /* thread list the state was applied to */
+	mono_ns release, deadline, next_release;
+	uint64_t used;		    /* CPU ns consumed while raised in this job */
+	uint64_t cpu_at_raise;	    /* task CPU clock when last raised / last sampled */
+	mono_ns wall_at_raise;	    /* monotonic time of the same sample */
+	bool raised;		    /* currently entitled (FIFO 98 / continued) */
+	bool blocked_in_job;	    /* it slept while raised in this job: not a miss */
+	bool started;		    /* first job set up */
+};
+
+/* Counters written by the dispatcher (relaxed atomics), read by the API thread. */
+struct task_acct {
+	_Atomic uint64_t periods;
+	_Atomic uint64_t cpu_ns; /* CPU time received while raised */
+	_Atomic uint64_t misses;
+	_Atomic uint64_t lateness_total_ns;
+	_Atomic uint64_t lateness_max_ns;
+};
+
+struct task {
+	/* Immutable once the task is published. */
+	pid_t pid;
+	int pidfd;
+	clockid_t cpuclock; /* process CPU clock (all threads) */
+	uint64_t starttime; /* /proc/PID/stat field 22: guards against pid reuse */
+	int cpu;	    /* the CPU it is pinned to */
+	int cpu_idx;	    /* index of cpu in config.cpus */
+	uint8_t park;	    /* enum vsp_park */
+	struct sched_saved saved;
+	int wd_slot;	    /* watchdog slot, -1 if none */
+	mono_ns added_at;
+
+	struct task_resv *resv;		/* RCU */
+	struct task_threads *threads;	/* RCU */
+	struct task_run run;		/* dispatcher-owned */
+	struct task_acct acct;
+	_Atomic bool exited;		/* set once the pidfd reports exit */
+};
+
+/* The tasks of one managed CPU, replaced as a whole (RCU). */
+struct cpu_table {
+	int n;
+	double load; /* Σ density of the tasks */
+	struct rcu_head rcu;
+	struct task *task[];
+};
+
+struct watchdog;
+
+struct sched {
+	struct vsched_config cfg;
+	double cap;		/* effective per-CPU cap: min(configured, rt limit - reserve) */
+	_Atomic mono_ns epoch;	/* monotonic time of the release anchor */
+	struct cpu_table *table[VS_MAX_CPUS]; /* RCU, indexed like cfg.cpus */
+	struct watchdog *wd;
+
+	/* dispatch.c */
+	pthread_t disp[VS_MAX_CPUS];
+	_Atomic uint32_t wake_seq[VS_MAX_CPUS]; /* futex words */
+	_Atomic bool stopping;
+	int ndisp;
+};
+
+/* config.c */
+void config_defaults(struct vsched_config *cfg);
+/* Loads and checks path over the defaults; on error why names the key and the reason. */
+int config_load(const char *path, struct vsched_config *cfg, char *why, size_t whylen);
+/* Prints cfg normalised, in libconfig syntax (vsched -n). */
+void config_print(FILE *f, const struct vsched_config *cfg);
+
+/* edf.c — pure functions, no I/O */
+struct edf_job {
+	mono_ns release;      /* start of the current window */
+	mono_ns deadline;     /* absolute deadline: release + D */
+	mono_ns next_release; /* release + T */
+	uint64_t remaining;   /* CPU ns still owed in this job */
+	bool runnable;	      /* false when the task has exited */
+};
+/* Window containing now, or the first one when now is before epoch + phase. */
+void edf_window(const struct vsp_resv *r, mono_ns epoch, mono_ns now, struct edf_job *j);
+/*
+ * The job EDF runs at time now: among runnable jobs with release <= now < deadline and
+ * remaining > 0, the earliest deadline (ties: lowest index). Returns its index or -1.
+ */
+int edf_select(const struct edf_job *j, int n, mono_ns now);
+/*
+ * The next time the selection can change: the earliest future release, next_release or
+ * deadline of any job, and now + remaining of the selected one (sel >= 0).
+ */
+mono_ns edf_next_event(const struct edf_job *j, int n, mono_ns now, int sel);
+
+/* admission.c — pure except admission_read_rt_limit */
+/* Density slice / min(deadline, period) (deadline 0 means period). */
+double admission_density(const struct vsp_resv *r);
+/*
+ * Reads the kernel RT throttling limit runtime/period (runtime -1: no limit, 1.0).
+ * Returns 0 or -1 with why.
+ */
+int admission_read_rt_limit(const char *runtime_path, const char *period_path, double *limit,
+			    char *why, size_t whylen);
+/* Effective per-CPU cap: min(configured, rt_limit - reserve), never below 0. */
+double admission_cap(double configured, double rt_limit, double reserve);
+/* load + density <= cap (with 1e-9 slack for rounding). */
+bool admission_fits(double load, double density, double cap);
+
+/* placement.c — pure */
+/*
+ * Chooses the CPU index in [0, n) for a new reservation of density need under cap.
+ * PLACE_WORST_FIT: lowest load that fits, ties lowest index; PLACE_FIRST_FIT: lowest index
+ * that fits. Returns the index or -1 when none fits.
+ */
+int placement_pick(const double *load, int n, double need, double cap, int rule);
+/*
+ * Places m reservations at once, largest density first (worst-fit decreasing when rule is
+ * PLACE_WORST_FIT). On success fills assign[m] with CPU indexes, adds to load[] and
+ * returns 0; returns -1 with load[] unchanged when any does not fit.
+ */
+int placement_batch(const double *need, int m, double *load, int n, double cap, int rule,
+		    int *assign);
+
+/* task.c */
+/*
+ * Opens pid for management: pidfd, CPU clock, start time, saved attributes, thread list.
+ * Does not change the process. Returns 0 and a new task in *out (caller owns), or -errno
+ * with why ("pid 123: no such process"); nothing allocated on error.
+ */
+int task_open(pid_t pid, struct task **out, char *why, size_t whylen);
+/* Frees a task (closes pidfd, frees resv and threads); accepts NULL, clears *t. */
+void task_close(struct task **t);
+/* Pins every thread to cpu. API thread. Returns 0 or -errno. */
+int task_pin(struct task *t, int cpu);
+/* Gives back saved policy, priority, affinity to every thread, then SIGCONT. API thread. */
+int task_restore(struct task *t);
+/* Rereads /proc/PID/task; publishes a new list if it changed. Returns 1 changed, 0, -errno. */
+int task_refresh_threads(struct task *t);
+/* Dispatcher-safe (syscalls only; no allocation, logging or locks): */
+int task_raise(struct task *t, const struct task_threads *th); /* FIFO 98 / SIGCONT */
+int task_park(struct task *t, const struct task_threads *th);  /* SIGSTOP or SCHED_IDLE */
+uint64_t task_cputime(const struct task *t);			/* process CPU clock, ns */
+bool task_has_exited(const struct task *t);			/* pidfd readable */
+/* Start time (field 22 of /proc/PID/stat) of pid, 0 if unreadable. */
+uint64_t task_read_starttime(pid_t pid);
+
+/* sched.c — API thread only */
+/* Sets up the tables and the effective cap; starts nothing. Returns 0 or -1 with why. */
+int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size_t whylen);
+/*
+ * Requests. Each validates fully first (ranges, min_period, min_slice, pid alive and not
+ * managed, CPU managed, admission) and on refusal changes nothing and returns -errno with
+ * a one-line reason in why. Success wakes the dispatcher concerned.
+ */
+int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t whylen);
+int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t whylen);
+int sched_del(struct sched *s, pid_t pid, char *why, size_t whylen);
+/* Snapshot of every task; *out is malloc'ed (caller frees), *n its length. */
+int sched_list(struct sched *s, struct vsp_task_stat **out, uint32_t *n);
+/* New release anchor given as CLOCK_REALTIME ns (0: now), mapped onto CLOCK_MONOTONIC. */
+int sched_set_epoch(struct sched *s, uint64_t realtime_ns, char *why, size_t whylen);
+/* Periodic upkeep (every ~20 ms): reaps exited tasks, refreshes thread lists. */
+void sched_housekeep(struct sched *s);
+/* Stops the dispatchers and restores every task. */
+void sched_shutdown(struct sched *s);
+
+/* dispatch.c */
+/* Starts one dispatcher per managed CPU. Returns 0 or -1 (logged). */
+int dispatch_start(struct sched *s);
+/* Makes the dispatcher of CPU index idx re-select now. Async-signal-safe, never blocks. */
+void dispatch_wake(struct sched *s, int idx);
+/* Stops and joins every dispatcher; tasks are left as they are (sched_shutdown restores). */
+void dispatch_stop(struct sched *s);
+
+/* watchdog.c */
+/*
+ * Forks the guardian process. It holds a shared-memory table of managed tasks and, when
+ * vsched ends in any way (its pipe reaches EOF), restores every task listed there (policy,
+ * priority, affinity, SIGCONT) at SCHED_FIFO 99, then exits. Returns NULL on failure.
+ */
+struct watchdog *watchdog_start(int max_tasks);
+/* Records a task before vsched changes it. Returns the slot, or -1 when the table is full. */
+int watchdog_track(struct watchdog *wd, pid_t pid, uint64_t starttime,
+		   const struct sched_saved *saved);
+/* Forgets a slot after the task was restored or has exited. */
+void watchdog_untrack(struct watchdog *wd, int slot);
+/* Orderly end: the guardian exits without touching tasks. Accepts NULL, clears *wd. */
+void watchdog_stop(struct watchdog **wd);
+
+/* api.c */
+/*
+ * Serves the local API on cfg->endpoint until *stop is set, running sched_housekeep
+ * between requests. Every frame is validated; a bad one gets an error reply and is logged.
+ * Returns 0, or -1 if the endpoint cannot be bound.
+ */
+int api_run(struct sched *s, volatile sig_atomic_t *stop);
+
+#endif

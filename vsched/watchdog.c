@@ -1,0 +1,1 @@
+/* vsched/watchdog.c: not written yet */
