@@ -1,0 +1,167 @@
+/*
+ * Simulated BSP application (for tests and benchmarks of the controller only).
+ *
+ * Model. One iteration = compute C then communicate M, ratio C:M (paper 004 uses 5:1, 1:1,
+ * 1:5); at full speed it takes t_full seconds, so R_max = 1/t_full iterations/s. Under a
+ * constraint (period T, slice s = U*T) on every node, nodes unsynchronised:
+ *
+ *   - CPU work (compute, and the CPU cost of communication) progresses at the effective
+ *     utilisation U_eff = U - o/T, where o is the CPU time lost per period to the switch
+ *     in and out and the cache refill: the overhead grows as the period shrinks;
+ *   - the communication phase is X = exchanges * M/(C+M) message exchanges. At each one
+ *     the partner is descheduled with probability (1-U), and the expected wait until its
+ *     next slice is then (1-U)*T/2: an expected (1-U)^2*T/2 per exchange. A coarse period
+ *     makes the slices of communicating ranks miss each other for long (Fig. 2).
+ *
+ *   t_iter(T, U) = t_full / U_eff + X * (1-U)^2 * T / 2,   r(T, U) = t_full / t_iter
+ *
+ * With U >= 1 (no constraint) r = 1. Finer periods approach r = U (the wait term
+ * vanishes) until the overhead term dominates; the best period is ~ sqrt(o / wait
+ * coefficient), a few ms with the defaults, and the best |r - U| is a fraction of a point.
+ *
+ * Noise: each iteration's duration is multiplied by (1 + noise * N(0,1)) (seeded); each
+ * rank measures its interval with an extra (1 + rank_noise * N(0,1)). All ranks report at
+ * the end of every iteration (a BSP barrier), 1 unit each. A constraint change in the middle
+ * of an iteration changes the speed from then on (the report then mixes both constraints).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "control.h"
+#include "sim.h"
+
+void sim_params_default(struct sim_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->comp = 1;
+	p->comm = 1;
+	p->t_full_s = 10.0;
+	p->nranks = 4;
+	p->exchanges = 400;
+	p->ovh_s = 5e-6;
+	p->noise = 0.01;
+	p->rank_noise = 0.002;
+	p->seed = 1;
+}
+
+static uint64_t xs64(uint64_t *s)
+{
+	uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ULL;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+double sim_uniform(uint64_t *state)
+{
+	return ((double)(xs64(state) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+}
+
+double sim_gauss(uint64_t *state)
+{
+	double u1 = sim_uniform(state), u2 = sim_uniform(state);
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+double sim_model_rate(const struct sim_params *p, mono_ns period, mono_ns slice)
+{
+	if (period == 0 || slice >= period)
+		return 1.0;
+	double t = (double)period / 1e9;
+	double u = (double)slice / (double)period;
+	double ueff = u - p->ovh_s / t;
+	if (ueff < 0.01 * u)
+		ueff = 0.01 * u;
+	double x = p->exchanges * p->comm / (p->comp + p->comm);
+	double t_iter = p->t_full_s / ueff + x * (1 - u) * (1 - u) * t / 2;
+	return p->t_full_s / t_iter;
+}
+
+static void new_iteration(struct sim *s)
+{
+	double k = 1.0 + s->p.noise * sim_gauss(&s->rng);
+	s->iter_scale = k < 0.5 ? 0.5 : k;
+	s->progress = 0;
+	s->iter_start = s->now;
+}
+
+void sim_init(struct sim *s, const struct sim_params *p, mono_ns start)
+{
+	memset(s, 0, sizeof(*s));
+	s->p = *p;
+	if (s->p.nranks > 64)
+		s->p.nranks = 64;
+	if (s->p.nranks < 1)
+		s->p.nranks = 1;
+	s->rng = p->seed * 0x9E3779B97F4A7C15ULL + 1;
+	s->now = start;
+	s->period_ns = 0;
+	s->slice_ns = 0;
+	new_iteration(s);
+}
+
+void sim_set(struct sim *s, mono_ns period, mono_ns slice)
+{
+	s->period_ns = period;
+	s->slice_ns = slice;
+}
+
+/* Fraction of an iteration done per ns at the current constraint. */
+static double speed(const struct sim *s)
+{
+	double r = sim_model_rate(&s->p, s->period_ns, s->slice_ns);
+	return r / (s->p.t_full_s * 1e9 * s->iter_scale);
+}
+
+bool sim_advance(struct sim *s, mono_ns until, mono_ns *interval_ns)
+{
+	double v = speed(s);
+	double left_ns = (1.0 - s->progress) / v;
+
+	if (until != 0 && (double)(until - s->now) < left_ns) {
+		s->progress += v * (double)(until - s->now);
+		s->now = until;
+		return false;
+	}
+	s->now += (mono_ns)ceil(left_ns);
+	mono_ns dur = s->now - s->iter_start;
+	for (uint32_t i = 0; interval_ns && i < s->p.nranks; i++) {
+		double k = 1.0 + s->p.rank_noise * sim_gauss(&s->rng);
+		interval_ns[i] = (mono_ns)((double)dur * (k < 0.5 ? 0.5 : k));
+		if (interval_ns[i] == 0)
+			interval_ns[i] = 1;
+	}
+	s->iters++;
+	new_iteration(s);
+	return true;
+}
+
+void sim_next_report(struct sim *s, mono_ns *interval_ns)
+{
+	sim_advance(s, 0, interval_ns);
+}
+
+int sim_feed_job(struct sim *s, struct control_job *job, struct control_decision *last)
+{
+	mono_ns iv[64];
+	struct control_decision d;
+	uint32_t n = s->p.nranks < 64 ? s->p.nranks : 64;
+
+	sim_next_report(s, iv);
+	s->last_rate = INFINITY;
+	for (uint32_t i = 0; i < n; i++) {
+		double r = 1e9 / (double)iv[i];
+		if (r < s->last_rate)
+			s->last_rate = r;
+		int rc = control_on_report(job, i, 1, iv[i], s->now, &d);
+		if (rc)
+			return rc;
+		if (d.changed)
+			sim_set(s, d.period_ns, d.slice_ns);
+		if (last && i == n - 1)
+			*last = d;
+	}
+	return 0;
+}
