@@ -1,1 +1,116 @@
-/* cli: not written yet */ int main(void); int main(void) { return 1; }
+/*
+ * vschedctl: the administrator's command line — global options and command dispatch.
+ * See docs/vschedctl.md for the interface and vschedctl.h for the exit statuses.
+ */
+#include "vschedctl.h"
+
+#include "ctladmin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ctl_usage(FILE *f)
+{
+	fputs("usage: vschedctl [-s ENDPOINT] [-C CONTROLLER] COMMAND [ARGS]\n"
+	      "\n"
+	      "  task add PID --period DUR --slice DUR [--deadline DUR] [--phase DUR]\n"
+	      "               [--cpu N] [--park stop|idle]\n"
+	      "  task set PID --period DUR --slice DUR [--deadline DUR] [--phase DUR]\n"
+	      "  task del PID\n"
+	      "  task list [--json]\n"
+	      "  epoch [WALLCLOCK_NS|now]\n"
+	      "  run --period DUR --slice DUR [--deadline DUR] [--phase DUR] [--cpu N]\n"
+	      "      [--park stop|idle] -- CMD [ARGS]\n"
+	      "  job run --job NAME [--rank N] [--rate PERCENT] [--agent ENDPOINT] -- CMD [ARGS]\n"
+	      "  help\n"
+	      "vsched-controller (cluster-wide):\n",
+	      f);
+	ctladmin_usage(f);
+	fputs("\n"
+	      "Durations need a unit: ns us ms s m h d (10ms, 1.5s, 250us).\n"
+	      "ENDPOINT: -s, else $" CTL_ENDPOINT_ENV ", else " CTL_DEFAULT_ENDPOINT ".\n"
+	      "Exit status: 0 ok, 1 refused or failed, 2 usage error, 3 no answer from vsched;\n"
+	      "run exits with the command's status (128+N if killed by signal N).\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *endpoint = getenv(CTL_ENDPOINT_ENV);
+	const char *controller = getenv(CTL_CONTROLLER_ENV);
+	const char *cmd;
+	int i = 1;
+
+	if (endpoint == NULL || endpoint[0] == '\0')
+		endpoint = CTL_DEFAULT_ENDPOINT;
+	if (controller == NULL || controller[0] == '\0')
+		controller = CTL_DEFAULT_CONTROLLER;
+
+	/* global options, before the command */
+	while (i < argc && argv[i][0] == '-') {
+		const char *a = argv[i];
+
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			ctl_usage(stdout);
+			return CTL_EXIT_OK;
+		}
+		if (strcmp(a, "-s") == 0 || strcmp(a, "--endpoint") == 0) {
+			if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+				fprintf(stderr, "vschedctl: option %s needs an ENDPOINT\n", a);
+				return CTL_EXIT_USAGE;
+			}
+			endpoint = argv[i + 1];
+			i += 2;
+			continue;
+		}
+		if (strcmp(a, "-C") == 0 || strcmp(a, "--controller") == 0) {
+			if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+				fprintf(stderr, "vschedctl: option %s needs an ENDPOINT\n", a);
+				return CTL_EXIT_USAGE;
+			}
+			controller = argv[i + 1];
+			i += 2;
+			continue;
+		}
+		if (strncmp(a, "-s", 2) == 0) { /* -sENDPOINT */
+			endpoint = a + 2;
+			i++;
+			continue;
+		}
+		if (strncmp(a, "--endpoint=", 11) == 0 && a[11] != '\0') {
+			endpoint = a + 11;
+			i++;
+			continue;
+		}
+		fprintf(stderr, "vschedctl: unknown option '%s' (see vschedctl --help)\n", a);
+		return CTL_EXIT_USAGE;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "vschedctl: missing command (see vschedctl --help)\n");
+		return CTL_EXIT_USAGE;
+	}
+
+	cmd = argv[i++];
+	ctladmin_endpoint = controller;
+	if (strcmp(cmd, "help") == 0) {
+		ctl_usage(stdout);
+		return CTL_EXIT_OK;
+	}
+	if (strcmp(cmd, "task") == 0)
+		return cmd_task(endpoint, argc - i, argv + i);
+	if (strcmp(cmd, "epoch") == 0)
+		return cmd_epoch(endpoint, argc - i, argv + i);
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(endpoint, argc - i, argv + i);
+	if (strcmp(cmd, "job") == 0)
+		return cmd_job(endpoint, argc - i, argv + i);
+	if (strcmp(cmd, "rate") == 0)
+		return cmd_rate(controller, argc - i, argv + i);
+	if (strcmp(cmd, "node") == 0)
+		return cmd_node(controller, argc - i, argv + i);
+	if (strcmp(cmd, "top") == 0)
+		return cmd_top(controller, argc - i, argv + i);
+	fprintf(stderr, "vschedctl: unknown command '%s' (see vschedctl --help)\n", cmd);
+	return CTL_EXIT_USAGE;
+}

@@ -5,7 +5,7 @@
 #  - exits 77 with a reason when it cannot run here (SKIP).
 set -euo pipefail
 
-: "${VS_BIN:?VS_BIN must point at the build's bin/ directory}"
+: "${VS_BIN:?VS_BIN must point at the build bin directory}"
 : "${VS_SRC:?VS_SRC must point at the source tree}"
 
 TMP=$(mktemp -d /tmp/vstest.XXXXXX)
