@@ -4,6 +4,7 @@
  * (for the agent) and directly into libapprate, so it depends on nothing but libc.
  */
 #include "proto_apprate.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,32 +12,25 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Fixed-offset access on top of the shared codec (wire.h): every field here has a fixed offset. */
 static void put_u32(uint8_t *p, uint32_t v)
 {
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	wire_put_u32(&(struct wire_w){p}, v);
 }
 
 static void put_u64(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	wire_put_u64(&(struct wire_w){p}, v);
 }
 
 static uint32_t get_u32(const uint8_t *p)
 {
-	uint32_t v = 0;
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
+	return wire_get_u32(&(struct wire_r){p});
 }
 
 static uint64_t get_u64(const uint8_t *p)
 {
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
+	return wire_get_u64(&(struct wire_r){p});
 }
 
 static void put_hdr(uint8_t *p, uint8_t type, uint8_t flags)
@@ -50,12 +44,11 @@ static void put_hdr(uint8_t *p, uint8_t type, uint8_t flags)
 __attribute__((format(printf, 4, 5))) static int refuse(int err, char *why, size_t whylen,
                                                         const char *fmt, ...)
 {
-	if (why && whylen > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+
+	va_start(ap, fmt);
+	wire_vwhy(why, whylen, fmt, ap);
+	va_end(ap);
 	return err;
 }
 

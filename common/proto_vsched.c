@@ -8,6 +8,7 @@
  * store it in the caller's struct only on success.
  */
 #include "proto_vsched.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -27,115 +28,28 @@
 #define REPLY_FIXED (4 + 2 + 4) /* status, msglen, ntasks */
 #define ERRNO_MAX   4095        /* a status is 0 or -errno, errno in [1, 4095] */
 
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
+static void put_header(struct wire_w *w, uint8_t type)
 {
-	va_list ap;
-
-	if (why == NULL || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
+	wire_put_u8(w, VSP_MAGIC);
+	wire_put_u8(w, VSP_VERSION);
+	wire_put_u8(w, type);
+	wire_put_u8(w, 0);
 }
 
-/* Writer: the caller has checked that the whole frame fits. */
-struct wr {
-	uint8_t *p;
-};
-
-static void put_u8(struct wr *w, uint8_t v)
+static void put_resv(struct wire_w *w, const struct vsp_resv *r)
 {
-	*w->p++ = v;
+	wire_put_u64(w, r->period);
+	wire_put_u64(w, r->slice);
+	wire_put_u64(w, r->deadline);
+	wire_put_u64(w, r->phase);
 }
 
-static void put_u16(struct wr *w, uint16_t v)
+static void get_resv(struct wire_r *r, struct vsp_resv *v)
 {
-	put_u8(w, (uint8_t)v);
-	put_u8(w, (uint8_t)(v >> 8));
-}
-
-static void put_u32(struct wr *w, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		put_u8(w, (uint8_t)(v >> (8 * i)));
-}
-
-static void put_u64(struct wr *w, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		put_u8(w, (uint8_t)(v >> (8 * i)));
-}
-
-static void put_i32(struct wr *w, int32_t v)
-{
-	put_u32(w, (uint32_t)v);
-}
-
-static void put_header(struct wr *w, uint8_t type)
-{
-	put_u8(w, VSP_MAGIC);
-	put_u8(w, VSP_VERSION);
-	put_u8(w, type);
-	put_u8(w, 0);
-}
-
-static void put_resv(struct wr *w, const struct vsp_resv *r)
-{
-	put_u64(w, r->period);
-	put_u64(w, r->slice);
-	put_u64(w, r->deadline);
-	put_u64(w, r->phase);
-}
-
-/* Reader: the caller has checked the exact length before reading. */
-struct rd {
-	const uint8_t *p;
-};
-
-static uint8_t get_u8(struct rd *r)
-{
-	return *r->p++;
-}
-
-static uint16_t get_u16(struct rd *r)
-{
-	uint16_t v = get_u8(r);
-	return (uint16_t)(v | (uint16_t)get_u8(r) << 8);
-}
-
-static uint32_t get_u32(struct rd *r)
-{
-	uint32_t v = 0;
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)get_u8(r) << (8 * i);
-	return v;
-}
-
-static uint64_t get_u64(struct rd *r)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)get_u8(r) << (8 * i);
-	return v;
-}
-
-static int32_t get_i32(struct rd *r)
-{
-	uint32_t u = get_u32(r);
-	int32_t v;
-	memcpy(&v, &u, sizeof(v)); /* two's complement reinterpretation, no UB */
-	return v;
-}
-
-static void get_resv(struct rd *r, struct vsp_resv *v)
-{
-	v->period = get_u64(r);
-	v->slice = get_u64(r);
-	v->deadline = get_u64(r);
-	v->phase = get_u64(r);
+	v->period = wire_get_u64(r);
+	v->slice = wire_get_u64(r);
+	v->deadline = wire_get_u64(r);
+	v->phase = wire_get_u64(r);
 }
 
 /* Body length of a request type, or -1 for a type that is not a request. */
@@ -160,7 +74,7 @@ static int request_body_len(uint8_t type)
 int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 {
 	int body = request_body_len(req->type);
-	struct wr w = {buf};
+	struct wire_w w = {buf};
 
 	if (body < 0)
 		return -EINVAL;
@@ -169,23 +83,23 @@ int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 	put_header(&w, req->type);
 	switch (req->type) {
 	case VSP_ADD:
-		put_i32(&w, req->pid);
-		put_i32(&w, req->cpu);
-		put_u8(&w, req->park);
-		put_u8(&w, 0);
-		put_u8(&w, 0);
-		put_u8(&w, 0);
+		wire_put_i32(&w, req->pid);
+		wire_put_i32(&w, req->cpu);
+		wire_put_u8(&w, req->park);
+		wire_put_u8(&w, 0);
+		wire_put_u8(&w, 0);
+		wire_put_u8(&w, 0);
 		put_resv(&w, &req->resv);
 		break;
 	case VSP_SET:
-		put_i32(&w, req->pid);
+		wire_put_i32(&w, req->pid);
 		put_resv(&w, &req->resv);
 		break;
 	case VSP_DEL:
-		put_i32(&w, req->pid);
+		wire_put_i32(&w, req->pid);
 		break;
 	case VSP_EPOCH:
-		put_u64(&w, req->epoch_realtime_ns);
+		wire_put_u64(&w, req->epoch_realtime_ns);
 		break;
 	default: /* VSP_LIST: header only */
 		break;
@@ -204,26 +118,26 @@ size_t vsp_reply_size(const struct vsp_reply *rep)
 	return HDR_LEN + REPLY_FIXED + msg_wire_len(rep) + (size_t)rep->ntasks * VSP_STAT_WIRE;
 }
 
-static void put_stat(struct wr *w, const struct vsp_task_stat *t)
+static void put_stat(struct wire_w *w, const struct vsp_task_stat *t)
 {
-	put_i32(w, t->pid);
-	put_i32(w, t->cpu);
-	put_u8(w, t->park);
-	put_u32(w, t->nthreads);
+	wire_put_i32(w, t->pid);
+	wire_put_i32(w, t->cpu);
+	wire_put_u8(w, t->park);
+	wire_put_u32(w, t->nthreads);
 	put_resv(w, &t->resv);
-	put_u64(w, t->managed_ns);
-	put_u64(w, t->periods);
-	put_u64(w, t->cpu_ns);
-	put_u64(w, t->misses);
-	put_u64(w, t->lateness_total_ns);
-	put_u64(w, t->lateness_max_ns);
+	wire_put_u64(w, t->managed_ns);
+	wire_put_u64(w, t->periods);
+	wire_put_u64(w, t->cpu_ns);
+	wire_put_u64(w, t->misses);
+	wire_put_u64(w, t->lateness_total_ns);
+	wire_put_u64(w, t->lateness_max_ns);
 }
 
 /* Also returns -EINVAL for more than VSP_MAX_TASKS tasks or tasks == NULL with ntasks > 0. */
 int vsp_encode_reply(const struct vsp_reply *rep, uint8_t *buf, size_t cap)
 {
 	size_t len, mlen = msg_wire_len(rep);
-	struct wr w = {buf};
+	struct wire_w w = {buf};
 
 	if (rep->ntasks > VSP_MAX_TASKS || (rep->ntasks > 0 && rep->tasks == NULL))
 		return -EINVAL;
@@ -231,11 +145,11 @@ int vsp_encode_reply(const struct vsp_reply *rep, uint8_t *buf, size_t cap)
 	if (cap < len)
 		return -ENOBUFS;
 	put_header(&w, VSP_REPLY);
-	put_i32(&w, rep->status);
-	put_u16(&w, (uint16_t)mlen);
+	wire_put_i32(&w, rep->status);
+	wire_put_u16(&w, (uint16_t)mlen);
 	memcpy(w.p, rep->msg, mlen);
 	w.p += mlen;
-	put_u32(&w, rep->ntasks);
+	wire_put_u32(&w, rep->ntasks);
 	for (uint32_t i = 0; i < rep->ntasks; i++)
 		put_stat(&w, &rep->tasks[i]);
 	return (int)len;
@@ -248,20 +162,20 @@ int vsp_encode_reply(const struct vsp_reply *rep, uint8_t *buf, size_t cap)
 static int check_header(const uint8_t *buf, size_t len, uint8_t *type, char *why, size_t whylen)
 {
 	if (len < HDR_LEN) {
-		set_why(why, whylen, "frame too short: %zu bytes, header needs %d", len, HDR_LEN);
+		wire_why(why, whylen, "frame too short: %zu bytes, header needs %d", len, HDR_LEN);
 		return -EBADMSG;
 	}
 	if (buf[0] != VSP_MAGIC) {
-		set_why(why, whylen, "bad magic 0x%02x (expected 0x%02x)", buf[0], VSP_MAGIC);
+		wire_why(why, whylen, "bad magic 0x%02x (expected 0x%02x)", buf[0], VSP_MAGIC);
 		return -EBADMSG;
 	}
 	if (buf[1] != VSP_VERSION) {
-		set_why(why, whylen, "protocol version %u not supported (this is version %d)",
-		        buf[1], VSP_VERSION);
+		wire_why(why, whylen, "protocol version %u not supported (this is version %d)",
+		         buf[1], VSP_VERSION);
 		return -EPROTO;
 	}
 	if (buf[3] != 0) {
-		set_why(why, whylen, "reserved header byte is 0x%02x, must be 0", buf[3]);
+		wire_why(why, whylen, "reserved header byte is 0x%02x, must be 0", buf[3]);
 		return -EBADMSG;
 	}
 	*type = buf[2];
@@ -281,18 +195,18 @@ static int check_request(const struct vsp_request *q, char *why, size_t whylen)
 	if (q->type == VSP_LIST || q->type == VSP_EPOCH)
 		return 0;
 	if (q->pid <= 0) {
-		set_why(why, whylen, "pid %d: must be > 0", (int)q->pid);
+		wire_why(why, whylen, "pid %d: must be > 0", (int)q->pid);
 		return -EINVAL;
 	}
 	if (q->type == VSP_DEL)
 		return 0;
 	if (q->type == VSP_ADD && q->cpu < -1) {
-		set_why(why, whylen, "cpu %d: must be >= 0, or -1 for the placement rule",
-		        (int)q->cpu);
+		wire_why(why, whylen, "cpu %d: must be >= 0, or -1 for the placement rule",
+		         (int)q->cpu);
 		return -EINVAL;
 	}
 	if (q->type == VSP_ADD && !park_valid(q->park)) {
-		set_why(why, whylen, "park %u: must be 0 (stop) or 1 (idle)", q->park);
+		wire_why(why, whylen, "park %u: must be 0 (stop) or 1 (idle)", q->park);
 		return -EINVAL;
 	}
 	if (r.deadline == 0)
@@ -304,12 +218,12 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
                        size_t whylen)
 {
 	struct vsp_request q;
-	struct rd r = {buf + HDR_LEN};
+	struct wire_r r = {buf + HDR_LEN};
 	uint8_t type = 0;
 	int body, rc;
 
 	if (len > VSP_MAX_FRAME) {
-		set_why(why, whylen, "frame too long: %zu bytes (at most %d)", len, VSP_MAX_FRAME);
+		wire_why(why, whylen, "frame too long: %zu bytes (at most %d)", len, VSP_MAX_FRAME);
 		return -EBADMSG;
 	}
 	rc = check_header(buf, len, &type, why, whylen);
@@ -317,12 +231,12 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
 		return rc;
 	body = request_body_len(type);
 	if (body < 0) {
-		set_why(why, whylen, "unknown request type 0x%02x", type);
+		wire_why(why, whylen, "unknown request type 0x%02x", type);
 		return -EBADMSG;
 	}
 	if (len != (size_t)(HDR_LEN + body)) {
-		set_why(why, whylen, "%s request: %zu bytes, must be %d", vsp_type_name(type), len,
-		        HDR_LEN + body);
+		wire_why(why, whylen, "%s request: %zu bytes, must be %d", vsp_type_name(type), len,
+		         HDR_LEN + body);
 		return -EBADMSG;
 	}
 	memset(&q, 0, sizeof(q));
@@ -330,26 +244,26 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
 	q.cpu = -1;
 	switch (type) {
 	case VSP_ADD:
-		q.pid = get_i32(&r);
-		q.cpu = get_i32(&r);
-		q.park = get_u8(&r);
+		q.pid = wire_get_i32(&r);
+		q.cpu = wire_get_i32(&r);
+		q.park = wire_get_u8(&r);
 		for (int i = 0; i < 3; i++) {
-			if (get_u8(&r) != 0) {
-				set_why(why, whylen, "add request: padding must be 0");
+			if (wire_get_u8(&r) != 0) {
+				wire_why(why, whylen, "add request: padding must be 0");
 				return -EBADMSG;
 			}
 		}
 		get_resv(&r, &q.resv);
 		break;
 	case VSP_SET:
-		q.pid = get_i32(&r);
+		q.pid = wire_get_i32(&r);
 		get_resv(&r, &q.resv);
 		break;
 	case VSP_DEL:
-		q.pid = get_i32(&r);
+		q.pid = wire_get_i32(&r);
 		break;
 	case VSP_EPOCH:
-		q.epoch_realtime_ns = get_u64(&r);
+		q.epoch_realtime_ns = wire_get_u64(&r);
 		break;
 	default:
 		break;
@@ -361,26 +275,26 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
 	return 0;
 }
 
-static void get_stat(struct rd *r, struct vsp_task_stat *t)
+static void get_stat(struct wire_r *r, struct vsp_task_stat *t)
 {
-	t->pid = get_i32(r);
-	t->cpu = get_i32(r);
-	t->park = get_u8(r);
-	t->nthreads = get_u32(r);
+	t->pid = wire_get_i32(r);
+	t->cpu = wire_get_i32(r);
+	t->park = wire_get_u8(r);
+	t->nthreads = wire_get_u32(r);
 	get_resv(r, &t->resv);
-	t->managed_ns = get_u64(r);
-	t->periods = get_u64(r);
-	t->cpu_ns = get_u64(r);
-	t->misses = get_u64(r);
-	t->lateness_total_ns = get_u64(r);
-	t->lateness_max_ns = get_u64(r);
+	t->managed_ns = wire_get_u64(r);
+	t->periods = wire_get_u64(r);
+	t->cpu_ns = wire_get_u64(r);
+	t->misses = wire_get_u64(r);
+	t->lateness_total_ns = wire_get_u64(r);
+	t->lateness_max_ns = wire_get_u64(r);
 }
 
 static int check_stat(const struct vsp_task_stat *t, uint32_t i, char *why, size_t whylen)
 {
 	if (t->pid <= 0 || t->cpu < 0 || !park_valid(t->park)) {
-		set_why(why, whylen, "reply task %u: bad pid %d, cpu %d or park %u", i, (int)t->pid,
-		        (int)t->cpu, t->park);
+		wire_why(why, whylen, "reply task %u: bad pid %d, cpu %d or park %u", i,
+		         (int)t->pid, (int)t->cpu, t->park);
 		return -EINVAL;
 	}
 	return 0;
@@ -390,33 +304,33 @@ static int check_stat(const struct vsp_task_stat *t, uint32_t i, char *why, size
 static int check_reply_layout(const uint8_t *buf, size_t len, uint16_t *msglen, uint32_t *ntasks,
                               char *why, size_t whylen)
 {
-	struct rd r = {buf + HDR_LEN + 4};
+	struct wire_r r = {buf + HDR_LEN + 4};
 	size_t need;
 
 	if (len < HDR_LEN + REPLY_FIXED) {
-		set_why(why, whylen, "reply too short: %zu bytes (at least %d)", len,
-		        HDR_LEN + REPLY_FIXED);
+		wire_why(why, whylen, "reply too short: %zu bytes (at least %d)", len,
+		         HDR_LEN + REPLY_FIXED);
 		return -EBADMSG;
 	}
-	*msglen = get_u16(&r);
+	*msglen = wire_get_u16(&r);
 	if (*msglen > VSP_MSG_MAX) {
-		set_why(why, whylen, "reply message length %u > %d", *msglen, VSP_MSG_MAX);
+		wire_why(why, whylen, "reply message length %u > %d", *msglen, VSP_MSG_MAX);
 		return -EBADMSG;
 	}
 	if (len < (size_t)HDR_LEN + REPLY_FIXED + *msglen) {
-		set_why(why, whylen, "reply truncated: %zu bytes", len);
+		wire_why(why, whylen, "reply truncated: %zu bytes", len);
 		return -EBADMSG;
 	}
 	r.p += *msglen;
-	*ntasks = get_u32(&r);
+	*ntasks = wire_get_u32(&r);
 	if (*ntasks > VSP_MAX_TASKS) {
-		set_why(why, whylen, "reply lists %u tasks (at most %d)", *ntasks, VSP_MAX_TASKS);
+		wire_why(why, whylen, "reply lists %u tasks (at most %d)", *ntasks, VSP_MAX_TASKS);
 		return -EBADMSG;
 	}
 	need = (size_t)HDR_LEN + REPLY_FIXED + *msglen + (size_t)*ntasks * VSP_STAT_WIRE;
 	if (len != need) {
-		set_why(why, whylen, "reply: %zu bytes, must be %zu for %u tasks", len, need,
-		        *ntasks);
+		wire_why(why, whylen, "reply: %zu bytes, must be %zu for %u tasks", len, need,
+		         *ntasks);
 		return -EBADMSG;
 	}
 	return 0;
@@ -426,7 +340,7 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
                      size_t whylen)
 {
 	struct vsp_task_stat *tasks = NULL;
-	struct rd r = {buf + HDR_LEN};
+	struct wire_r r = {buf + HDR_LEN};
 	const uint8_t *msg;
 	uint8_t type = 0;
 	uint16_t msglen;
@@ -438,20 +352,20 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 	if (rc < 0)
 		return rc;
 	if (type != VSP_REPLY) {
-		set_why(why, whylen, "expected a reply, got type 0x%02x", type);
+		wire_why(why, whylen, "expected a reply, got type 0x%02x", type);
 		return -EBADMSG;
 	}
 	rc = check_reply_layout(buf, len, &msglen, &ntasks, why, whylen);
 	if (rc < 0)
 		return rc;
-	status = get_i32(&r);
+	status = wire_get_i32(&r);
 	if (status > 0 || status < -ERRNO_MAX) {
-		set_why(why, whylen, "reply status %d: must be 0 or -errno", (int)status);
+		wire_why(why, whylen, "reply status %d: must be 0 or -errno", (int)status);
 		return -EINVAL;
 	}
 	r.p += 2; /* msglen, already read */
 	if (memchr(r.p, '\0', msglen) != NULL) {
-		set_why(why, whylen, "reply message contains a NUL byte");
+		wire_why(why, whylen, "reply message contains a NUL byte");
 		return -EBADMSG;
 	}
 	msg = r.p;
@@ -459,7 +373,7 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 	if (ntasks > 0) {
 		tasks = calloc(ntasks, sizeof(*tasks));
 		if (tasks == NULL) {
-			set_why(why, whylen, "out of memory for %u tasks", ntasks);
+			wire_why(why, whylen, "out of memory for %u tasks", ntasks);
 			return -ENOMEM;
 		}
 	}
@@ -484,34 +398,34 @@ int vsp_check_resv(const struct vsp_resv *r, char *why, size_t whylen)
 	char a[32], b[32];
 
 	if (r->period == 0) {
-		set_why(why, whylen, "period must be > 0");
+		wire_why(why, whylen, "period must be > 0");
 		return -EINVAL;
 	}
 	if (r->period > VSP_PERIOD_MAX) {
-		set_why(why, whylen, "period %s > %s", duration_format(r->period, a, sizeof(a)),
-		        duration_format(VSP_PERIOD_MAX, b, sizeof(b)));
+		wire_why(why, whylen, "period %s > %s", duration_format(r->period, a, sizeof(a)),
+		         duration_format(VSP_PERIOD_MAX, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (r->slice == 0) {
-		set_why(why, whylen, "slice must be > 0");
+		wire_why(why, whylen, "slice must be > 0");
 		return -EINVAL;
 	}
 	if (r->slice > r->deadline) {
-		set_why(why, whylen, "slice %s > deadline %s",
-		        duration_format(r->slice, a, sizeof(a)),
-		        duration_format(r->deadline, b, sizeof(b)));
+		wire_why(why, whylen, "slice %s > deadline %s",
+		         duration_format(r->slice, a, sizeof(a)),
+		         duration_format(r->deadline, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (r->deadline > r->period) {
-		set_why(why, whylen, "deadline %s > period %s",
-		        duration_format(r->deadline, a, sizeof(a)),
-		        duration_format(r->period, b, sizeof(b)));
+		wire_why(why, whylen, "deadline %s > period %s",
+		         duration_format(r->deadline, a, sizeof(a)),
+		         duration_format(r->period, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (r->phase >= r->period) {
-		set_why(why, whylen, "phase %s >= period %s",
-		        duration_format(r->phase, a, sizeof(a)),
-		        duration_format(r->period, b, sizeof(b)));
+		wire_why(why, whylen, "phase %s >= period %s",
+		         duration_format(r->phase, a, sizeof(a)),
+		         duration_format(r->period, b, sizeof(b)));
 		return -EINVAL;
 	}
 	return 0;
