@@ -1,0 +1,15 @@
+# Scheduler benchmarks (bench/RESULTS.md sections "vsched vs SCHED_DEADLINE", "Constraint
+# change latency", "Scheduler overhead", "rt-app cross-check"). Driver: bench/run_sched.sh.
+#   bench_spin    single-threaded busy loop with a lifetime (runs under SCHED_DEADLINE too)
+#   bench_share   CPU share of processes over an exactly timed wall interval
+#   bench_chglat  constraint change latency through the vsched API (ZeroMQ, proto_vsched.h)
+set(VS_BENCH_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+add_executable(bench_spin ${VS_BENCH_DIR}/bench_spin.c)
+target_link_libraries(bench_spin PRIVATE vsched_common)
+
+add_executable(bench_share ${VS_BENCH_DIR}/bench_share.c)
+target_link_libraries(bench_share PRIVATE vsched_common)
+
+add_executable(bench_chglat ${VS_BENCH_DIR}/bench_chglat.c)
+target_link_libraries(bench_chglat PRIVATE vsched_common PkgConfig::ZMQ Threads::Threads)
