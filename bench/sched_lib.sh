@@ -5,11 +5,8 @@
 # Every script is bounded in time; the driver bench/run_sched.sh holds /tmp/vsched-rt.lock
 # around each of them.
 
-# lib.sh as of the skeleton does not parse in bash 5.2: the apostrophe in
-# `${VS_BIN:?... the build's bin/ ...}` opens a quote. Until it is fixed there, read it with
-# that one word rewritten (a no-op once fixed).
 # shellcheck source=../tests/integration/lib.sh
-source <(sed -e "s/the build's bin/the build bin/" "$VS_SRC/tests/integration/lib.sh")
+source "$VS_SRC/tests/integration/lib.sh"
 
 # The periods (µs) and shares (%) of DESIGN.md §8 / the issue.
 BENCH_PERIODS_US=${BENCH_PERIODS_US:-"100000 10000 1000"}

@@ -1,1 +1,377 @@
-/* vsched/task.c: not written yet */
+/*
+ * vsched/task.c: one managed process, held by a pidfd.
+ *
+ * Guarantees
+ *  - A task is identified by its pidfd: signals go through pidfd_send_signal(), so a
+ *    recycled pid is never signalled. task_open() checks the process is still alive through
+ *    the pidfd after reading /proc, so everything it read belongs to that process.
+ *  - Per-thread calls (sched_setscheduler, sched_setaffinity) need thread ids; a thread id
+ *    could only be recycled after that thread exited and the pid space wrapped, a window we
+ *    accept (the kernel offers no per-thread pidfd for these calls).
+ *  - The dispatcher-side functions (task_raise, task_park, task_cputime) only make syscalls:
+ *    no allocation, logging or locks. Everything else runs on the API thread.
+ *  - Every thread of a managed process gets SCHED_RESET_ON_FORK with its real-time policy,
+ *    so a child the task forks is never an unmanaged SCHED_FIFO process. New threads start
+ *    SCHED_OTHER (pinned: affinity is inherited) until sched_housekeep publishes them and
+ *    the dispatcher applies the task's state to them.
+ */
+#include "vsched.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+
+static int sys_pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_signal(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+/*
+ * Reads /proc/PID/stat and returns field `field` (1-based, >= 3) as a number; 0 when
+ * unreadable. Parsing starts after the last ')' so a command name with spaces or
+ * parentheses cannot shift the fields.
+ */
+static uint64_t stat_field(pid_t pid, int field)
+{
+	char path[64], buf[1024];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	/* p points at " S ppid ...": field 3 is the first after ')'. */
+	for (int f = 3; f <= field; f++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return 0;
+		if (f == field)
+			return strtoull(p, NULL, 10);
+		while (*p && *p != ' ')
+			p++;
+	}
+	return 0;
+}
+
+uint64_t task_read_starttime(pid_t pid)
+{
+	return stat_field(pid, 22);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Reads the thread ids of pid, ascending, into a new list (caller owns). Returns NULL with
+ * errno set when /proc/PID/task cannot be read (ESRCH when the process is gone).
+ */
+static struct task_threads *read_threads(pid_t pid)
+{
+	char path[64];
+	struct task_threads *th = NULL, *bigger;
+	uint32_t cap = 16;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d) {
+		if (errno == ENOENT)
+			errno = ESRCH;
+		return NULL;
+	}
+	th = calloc(1, sizeof(*th) + cap * sizeof(pid_t));
+	if (!th)
+		fatal("read_threads: out of memory");
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || *end || tid <= 0)
+			continue;
+		if (th->n == cap) {
+			cap *= 2;
+			bigger = realloc(th, sizeof(*th) + cap * sizeof(pid_t));
+			if (!bigger)
+				fatal("read_threads: out of memory");
+			th = bigger;
+		}
+		th->tid[th->n++] = (pid_t)tid;
+	}
+	closedir(d);
+	if (th->n == 0) {
+		free(th);
+		errno = ESRCH;
+		return NULL;
+	}
+	qsort(th->tid, th->n, sizeof(pid_t), cmp_pid);
+	return th;
+}
+
+static void free_threads_rcu(struct rcu_head *h)
+{
+	free(caa_container_of(h, struct task_threads, rcu));
+}
+
+int task_open(pid_t pid, struct task **out, char *why, size_t whylen)
+{
+	struct sched_param sp;
+	struct task *t;
+	int err;
+
+	*out = NULL;
+	if (pid <= 0) {
+		snprintf(why, whylen, "pid %d: invalid", (int)pid);
+		return -EINVAL;
+	}
+	if (pid == getpid()) {
+		snprintf(why, whylen, "pid %d: is vsched itself", (int)pid);
+		return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		fatal("task_open: out of memory");
+	t->pid = pid;
+	t->cpu = -1;
+	t->cpu_idx = -1;
+	t->wd_slot = -1;
+	t->pidfd = sys_pidfd_open(pid);
+	if (t->pidfd < 0) {
+		err = errno;
+		snprintf(why, whylen, "pid %d: %s", (int)pid,
+		         err == ESRCH ? "no such process" : strerror(err));
+		goto fail;
+	}
+	t->starttime = task_read_starttime(pid);
+	if (stat_field(pid, 9) & PF_KTHREAD) {
+		err = EINVAL;
+		snprintf(why, whylen, "pid %d: is a kernel thread", (int)pid);
+		goto fail;
+	}
+	err = clock_getcpuclockid(pid, &t->cpuclock);
+	if (err) {
+		snprintf(why, whylen, "pid %d: no CPU clock: %s", (int)pid, strerror(err));
+		goto fail;
+	}
+	t->saved.policy = sched_getscheduler(pid);
+	if (t->saved.policy < 0 || sched_getparam(pid, &sp) < 0 ||
+	    sched_getaffinity(pid, sizeof(t->saved.affinity), &t->saved.affinity) < 0) {
+		err = errno;
+		snprintf(why, whylen, "pid %d: cannot read scheduling attributes: %s", (int)pid,
+		         strerror(err));
+		goto fail;
+	}
+	t->saved.priority = sp.sched_priority;
+	t->threads = read_threads(pid);
+	if (!t->threads) {
+		err = errno;
+		snprintf(why, whylen, "pid %d: cannot list threads: %s", (int)pid, strerror(err));
+		goto fail;
+	}
+	t->threads->gen = 1;
+	/* Still alive through the pidfd: every /proc read above was about this process. */
+	if (t->starttime == 0 || pidfd_signal(t->pidfd, 0) < 0) {
+		err = ESRCH;
+		snprintf(why, whylen, "pid %d: no such process", (int)pid);
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	task_close(&t);
+	return -err;
+}
+
+void task_close(struct task **tp)
+{
+	struct task *t;
+
+	if (!tp || !*tp)
+		return;
+	t = *tp;
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t->resv);
+	free(t->threads);
+	free(t);
+	*tp = NULL;
+}
+
+int task_pin(struct task *t, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	for (uint32_t i = 0; i < t->threads->n; i++) {
+		pid_t tid = t->threads->tid[i];
+		if (sched_setaffinity(tid, sizeof(set), &set) < 0) {
+			/* A thread other than the leader may have ended meanwhile. */
+			if (errno == ESRCH && tid != t->pid)
+				continue;
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Sets policy|SCHED_RESET_ON_FORK at prio on every thread of th. A vanished thread other
+ * than the leader is skipped. Dispatcher-safe. Returns 0 or -errno.
+ */
+static int set_policy_all(const struct task *t, const struct task_threads *th, int policy, int prio)
+{
+	struct sched_param sp = {.sched_priority = prio};
+
+	for (uint32_t i = 0; i < th->n; i++) {
+		pid_t tid = th->tid[i];
+		if (sched_setscheduler(tid, policy | SCHED_RESET_ON_FORK, &sp) < 0) {
+			if (errno == ESRCH && tid != t->pid)
+				continue;
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+int task_raise(struct task *t, const struct task_threads *th, int prio, bool full)
+{
+	int rc;
+
+	if (t->park == VSP_PARK_STOP) {
+		if (full) {
+			rc = set_policy_all(t, th, SCHED_FIFO, prio);
+			if (rc)
+				return rc;
+		}
+		return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
+	}
+	return set_policy_all(t, th, SCHED_FIFO, prio);
+}
+
+int task_park(struct task *t, const struct task_threads *th, bool full)
+{
+	int rc;
+
+	if (t->park == VSP_PARK_STOP) {
+		if (full) {
+			rc = set_policy_all(t, th, SCHED_FIFO, VS_PRIO_RAISED);
+			if (rc)
+				return rc;
+		}
+		if (pidfd_signal(t->pidfd, SIGSTOP) < 0)
+			return -errno;
+		/*
+		 * A process-wide SIGSTOP wakes one thread, which then stops the others. If
+		 * that thread waits behind a spinning FIFO 98 sibling on the same CPU, the
+		 * group stop never starts. A SIGSTOP queued on every thread (tgkill checks the
+		 * tid still belongs to this live process) lets whichever runs stop at once;
+		 * SIGCONT flushes the leftovers. (One thread: the process-wide signal is enough.)
+		 */
+		for (uint32_t i = 0; th->n > 1 && i < th->n; i++)
+			syscall(SYS_tgkill, t->pid, th->tid[i], SIGSTOP);
+		return 0;
+	}
+	return set_policy_all(t, th, SCHED_IDLE, 0);
+}
+
+uint64_t task_cputime(const struct task *t)
+{
+	return clock_ns(t->cpuclock);
+}
+
+bool task_has_exited(const struct task *t)
+{
+	struct pollfd p = {.fd = t->pidfd, .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL));
+}
+
+int task_restore(struct task *t)
+{
+	struct sched_param sp = {.sched_priority = t->saved.priority};
+	struct task_threads *fresh;
+	const struct task_threads *th;
+	int rc = 0;
+
+	if (task_has_exited(t))
+		return -ESRCH;
+	/* A fresh list, so a thread born since the last refresh is restored too. */
+	fresh = read_threads(t->pid);
+	th = fresh ? fresh : t->threads;
+	for (uint32_t i = 0; i < th->n; i++) {
+		pid_t tid = th->tid[i];
+		/* saved.policy carries SCHED_RESET_ON_FORK when the task had it. */
+		if (sched_setscheduler(tid, t->saved.policy, &sp) < 0 ||
+		    sched_setaffinity(tid, sizeof(t->saved.affinity), &t->saved.affinity) < 0) {
+			if (errno == ESRCH && tid != t->pid)
+				continue;
+			if (!rc)
+				rc = -errno;
+		}
+	}
+	free(fresh);
+	if (pidfd_signal(t->pidfd, SIGCONT) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+int task_refresh_threads(struct task *t)
+{
+	struct task_threads *old = t->threads, *th;
+	cpu_set_t set;
+	uint32_t i, j;
+
+	if (task_has_exited(t))
+		return -ESRCH;
+	th = read_threads(t->pid);
+	if (!th)
+		return -errno;
+	if (th->n == old->n && memcmp(th->tid, old->tid, th->n * sizeof(pid_t)) == 0) {
+		free(th);
+		return 0;
+	}
+	/* Pin the threads that are new (both lists ascending). */
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	for (i = 0, j = 0; i < th->n; i++) {
+		while (j < old->n && old->tid[j] < th->tid[i])
+			j++;
+		if (j < old->n && old->tid[j] == th->tid[i])
+			continue;
+		if (t->cpu >= 0 && sched_setaffinity(th->tid[i], sizeof(set), &set) < 0 &&
+		    errno != ESRCH)
+			log_warn("pid %d: cannot pin new thread %d", (int)t->pid, (int)th->tid[i]);
+	}
+	th->gen = old->gen + 1;
+	rcu_assign_pointer(t->threads, th);
+	call_rcu(&old->rcu, free_threads_rcu);
+	return 1;
+}

@@ -15,7 +15,9 @@
 #ifndef VSCHED_VSCHED_H
 #define VSCHED_VSCHED_H
 
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* also given by CMake as -D_GNU_SOURCE (=1): do not redefine */
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -63,9 +65,10 @@ struct sched_saved {
 
 /* Thread ids of a task, published with RCU by the API thread. */
 struct task_threads {
+	uint64_t gen; /* increases with every new list of a task (never reused: no ABA) */
 	uint32_t n;
 	struct rcu_head rcu;
-	pid_t tid[];
+	pid_t tid[]; /* ascending */
 };
 
 /* A task's reservation, replaced as a whole (RCU) on `set`; gen increases on every change. */
@@ -75,17 +78,24 @@ struct task_resv {
 	struct rcu_head rcu;
 };
 
-/* Dispatcher-owned state of the current job. Only the dispatcher of task->cpu writes it. */
+/*
+ * Dispatcher-owned state of the current job. Only the dispatcher of task->cpu writes it
+ * once the task is published; before that the API thread sets it up.
+ */
 struct task_run {
-	uint64_t gen;		    /* task_resv.gen this job was built from */
-	const struct task_threads *applied_threads; /* thread list the state was applied to */
+	uint64_t gen;		  /* task_resv.gen this job was built from */
+	mono_ns epoch;		  /* sched.epoch this job was built from */
+	uint64_t applied_threads; /* task_threads.gen the raise/park state was applied to */
 	mono_ns release, deadline, next_release;
-	uint64_t used;		    /* CPU ns consumed while raised in this job */
-	uint64_t cpu_at_raise;	    /* task CPU clock when last raised / last sampled */
-	mono_ns wall_at_raise;	    /* monotonic time of the same sample */
-	bool raised;		    /* currently entitled (FIFO 98 / continued) */
-	bool blocked_in_job;	    /* it slept while raised in this job: not a miss */
-	bool started;		    /* first job set up */
+	uint64_t budget;	  /* CPU ns owed in this job (slice, prorated when built mid-window) */
+	uint64_t used;		  /* CPU ns consumed while raised in this job */
+	uint64_t cpu_at_raise;	  /* task CPU clock when last raised / last sampled */
+	mono_ns wall_at_raise;	  /* monotonic time of the same sample */
+	int prio;		  /* SCHED_FIFO priority last applied to every thread, 0 if none */
+	bool raised;		  /* currently entitled (FIFO prio / continued) */
+	bool blocked_in_job;	  /* it slept while raised in this job: not a miss */
+	bool closed;		  /* the job's deadline passed and was accounted */
+	bool started;		  /* first job set up */
 };
 
 /* Counters written by the dispatcher (relaxed atomics), read by the API thread. */
@@ -126,6 +136,7 @@ struct cpu_table {
 };
 
 struct watchdog;
+struct disp;
 
 struct sched {
 	struct vsched_config cfg;
@@ -133,12 +144,16 @@ struct sched {
 	_Atomic mono_ns epoch;	/* monotonic time of the release anchor */
 	struct cpu_table *table[VS_MAX_CPUS]; /* RCU, indexed like cfg.cpus */
 	struct watchdog *wd;
+	int ntasks;		/* over every table; API thread only */
+	mono_ns last_refresh;	/* last thread-list refresh (sched_housekeep) */
+	bool rcu_registered;	/* the API thread registered itself with liburcu */
 
 	/* dispatch.c */
 	pthread_t disp[VS_MAX_CPUS];
 	_Atomic uint32_t wake_seq[VS_MAX_CPUS]; /* futex words */
 	_Atomic bool stopping;
 	int ndisp;
+	struct disp *dctx; /* per-dispatcher state, preallocated by dispatch_start */
 };
 
 /* config.c */
@@ -213,9 +228,17 @@ int task_pin(struct task *t, int cpu);
 int task_restore(struct task *t);
 /* Rereads /proc/PID/task; publishes a new list if it changed. Returns 1 changed, 0, -errno. */
 int task_refresh_threads(struct task *t);
-/* Dispatcher-safe (syscalls only; no allocation, logging or locks): */
-int task_raise(struct task *t, const struct task_threads *th); /* FIFO 98 / SIGCONT */
-int task_park(struct task *t, const struct task_threads *th);  /* SIGSTOP or SCHED_IDLE */
+/*
+ * Dispatcher-safe (syscalls only; no allocation, logging or locks). They return 0 or
+ * -errno (-ESRCH: the process is gone).
+ * task_raise: lets the task run at SCHED_FIFO prio: `stop` tasks get every thread set to
+ * prio first only when full (new thread list or other prio), then SIGCONT; `idle` tasks get
+ * every thread set to FIFO prio. task_park: `stop` tasks get SIGSTOP (with every thread set
+ * to FIFO VS_PRIO_RAISED first when full, so they stay at FIFO 98 permanently); `idle`
+ * tasks get every thread set to SCHED_IDLE.
+ */
+int task_raise(struct task *t, const struct task_threads *th, int prio, bool full);
+int task_park(struct task *t, const struct task_threads *th, bool full);
 uint64_t task_cputime(const struct task *t);			/* process CPU clock, ns */
 bool task_has_exited(const struct task *t);			/* pidfd readable */
 /* Start time (field 22 of /proc/PID/stat) of pid, 0 if unreadable. */
@@ -232,11 +255,14 @@ int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size
 int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t whylen);
 int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t whylen);
 int sched_del(struct sched *s, pid_t pid, char *why, size_t whylen);
-/* Snapshot of every task; *out is malloc'ed (caller frees), *n its length. */
+/* Snapshot of every task; *out is malloc'ed (caller frees; NULL when *n is 0). */
 int sched_list(struct sched *s, struct vsp_task_stat **out, uint32_t *n);
 /* New release anchor given as CLOCK_REALTIME ns (0: now), mapped onto CLOCK_MONOTONIC. */
 int sched_set_epoch(struct sched *s, uint64_t realtime_ns, char *why, size_t whylen);
-/* Periodic upkeep (every ~20 ms): reaps exited tasks, refreshes thread lists. */
+/*
+ * Periodic upkeep (call every ~20 ms or more often): reaps exited tasks at every call; at
+ * most every 20 ms refreshes thread lists and runs watchdog_check().
+ */
 void sched_housekeep(struct sched *s);
 /* Stops the dispatchers and restores every task. */
 void sched_shutdown(struct sched *s);
@@ -252,17 +278,38 @@ void dispatch_stop(struct sched *s);
 /* watchdog.c */
 /*
  * Forks the guardian process. It holds a shared-memory table of managed tasks and, when
- * vsched ends in any way (its pipe reaches EOF), restores every task listed there (policy,
- * priority, affinity, SIGCONT) at SCHED_FIFO 99, then exits. Returns NULL on failure.
+ * vsched ends in any way (its socket reaches EOF), restores every task listed there (policy,
+ * priority, affinity, SIGCONT) at SCHED_FIFO 99, then exits. Call it before any task is
+ * changed; waits (up to 2 s) until the guardian is ready. Returns NULL (logged) on failure.
  */
 struct watchdog *watchdog_start(int max_tasks);
-/* Records a task before vsched changes it. Returns the slot, or -1 when the table is full. */
+/*
+ * Records a task before vsched changes it (starttime: task_read_starttime, never 0). Any
+ * thread, lock-free. Returns the slot, or -1 (logged) when the table is full or an argument
+ * is invalid; then the task must not be changed.
+ */
 int watchdog_track(struct watchdog *wd, pid_t pid, uint64_t starttime,
 		   const struct sched_saved *saved);
 /* Forgets a slot after the task was restored or has exited. */
 void watchdog_untrack(struct watchdog *wd, int slot);
 /* Orderly end: the guardian exits without touching tasks. Accepts NULL, clears *wd. */
 void watchdog_stop(struct watchdog **wd);
+/*
+ * Housekeeping (API thread, every ~20 ms): returns 0 while the guardian lives. If it died,
+ * logs a warning and starts a new one over the same table (tracked tasks stay protected):
+ * returns 1, or -1 if that failed (logged; the next call retries). Blocks only then, for the
+ * few ms the new guardian takes to report ready.
+ */
+int watchdog_check(struct watchdog *wd);
+/* Pid of the current guardian, -1 if none (logging, tests). */
+pid_t watchdog_pid(const struct watchdog *wd);
+/*
+ * The guardian's entry point: main() must call it first thing when argv[1] is "--watchdog"
+ * (watchdog_start re-executes vsched's binary as: --watchdog MEMFD FD MAX_TASKS) and return
+ * its value.
+ * Bad arguments: a one-line reason on stderr, exit status 2, nothing changed.
+ */
+int watchdog_main(int argc, char **argv);
 
 /* api.c */
 /*
