@@ -1,0 +1,346 @@
+/*
+ * vsched-agent: the node's link between applications (libapprate), the node scheduler
+ * (vsched) and the cluster controller (DESIGN.md §4). Private header: prototypes grouped
+ * by the file that defines them.
+ *
+ * One thread, one zmq_poll loop (main.c): the controller link (DEALER + its monitor), the
+ * applications' PULL socket, and timers for heartbeats, sampling (every q) and task
+ * statistics. Calls to vsched are synchronous REQ/REP exchanges bounded by a timeout.
+ */
+#ifndef VSCHED_AGENT_H
+#define VSCHED_AGENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "proto_apprate.h"
+#include "proto_ctl.h"
+#include "proto_vsched.h"
+#include "timeutil.h"
+
+#define AGENT_ENDPOINT_MAX 256
+#define AGENT_WMAX         16 /* largest w (windows averaged) */
+#define AGENT_MAX_JOBS     256
+#define AGENT_MAX_HANDLES  4096
+
+struct agent_config {
+	char node[PCTL_NAME_MAX + 1];
+	char controller[AGENT_ENDPOINT_MAX];      /* tcp://host:port of the controller's ROUTER */
+	char app_endpoint[AGENT_ENDPOINT_MAX];    /* PULL for libapprate, ipc://... */
+	unsigned app_endpoint_mode;               /* file mode of an ipc socket */
+	char vsched_endpoint[AGENT_ENDPOINT_MAX]; /* vsched's local API */
+	uint64_t heartbeat;                       /* ns */
+	uint64_t controller_timeout;              /* ns without a message: link presumed lost */
+	uint64_t vsched_timeout;                  /* ns per vsched request */
+	uint64_t sample_interval;                 /* q, ns */
+	int windows;                              /* w */
+	uint64_t stats_interval;                  /* TASK_STATS period, ns */
+	uint64_t log_stats_interval;              /* counters line in the log, ns */
+	int ncpus;
+	double mem_capacity_mbs;     /* M, 10^6 bytes/s, 0 = unknown */
+	double net_capacity_mbs;     /* N, 10^6 bytes/s, 0 = unknown */
+	struct vsp_resv provisional; /* period 0: processes wait for the controller */
+	uint8_t park;                /* enum vsp_park for processes the agent adds */
+	int max_procs;
+	char resctrl_root[AGENT_ENDPOINT_MAX];
+};
+
+/* Sliding-window average of a byte counter (MemBUS: mean of the last w windows). */
+struct bwavg {
+	unsigned w;              /* windows averaged, 1..AGENT_WMAX */
+	unsigned n;              /* windows held, <= w */
+	unsigned head;           /* next slot */
+	double rate[AGENT_WMAX]; /* bytes/s per window */
+	uint64_t last;           /* counter at last_t */
+	mono_ns last_t;
+	bool primed;
+};
+
+/* Memory-bandwidth sources found at start; the test injects the probes. */
+struct smem_ops {
+	/* Opens a counting cache-miss event on pid; returns fd or -errno. */
+	int (*perf_open)(pid_t pid);
+	/* Reads the counter of fd; returns 0 or -errno. */
+	int (*perf_read)(int fd, uint64_t *count);
+	const char *resctrl_root; /* "/sys/fs/resctrl" */
+};
+
+struct smem {
+	struct smem_ops ops;
+	bool pmu;           /* perf_event_open cache misses work */
+	bool resctrl;       /* MBM total bytes offered */
+	unsigned line_size; /* bytes per cache miss */
+	char why_pmu[160];  /* why pmu is false */
+	char why_resctrl[160];
+};
+
+/* Per-process memory sampling state. */
+struct smem_proc {
+	int perf_fd;   /* -1: none */
+	bool rc_group; /* resctrl monitoring group made */
+	char rc_path[AGENT_ENDPOINT_MAX + 64];
+};
+
+/* A TCP socket's counters as last seen. */
+struct snet_sock {
+	uint64_t ino;
+	uint64_t acked;    /* tcpi_bytes_acked (sent and acknowledged) */
+	uint64_t received; /* tcpi_bytes_received */
+};
+
+/* Every TCP socket on the node, sorted by inode (one sock_diag dump). */
+struct snet_table {
+	struct snet_sock *s;
+	size_t n, cap;
+};
+
+/* Per-process network sampling state: the sockets seen at the previous sample. */
+struct snet_proc {
+	struct snet_sock *s;
+	size_t n;
+	bool primed;
+	bool had_sockets; /* it has had a TCP socket at some point */
+};
+
+struct agent_job {
+	bool used;
+	uint32_t handle; /* the agent's handle, in JOB_PROC and RATE */
+	char name[PCTL_NAME_MAX + 1];
+	int nprocs;
+	bool constrained;     /* a controller CONSTRAINT is in force */
+	uint64_t gen;         /* its generation */
+	struct vsp_resv resv; /* its reservation */
+};
+
+struct agent_proc {
+	bool used;
+	pid_t pid;
+	uint64_t starttime; /* /proc/PID/stat field 22: guards against pid reuse */
+	int job;            /* index into jobs */
+	uint32_t rank;
+	bool managed;        /* under vsched with resv */
+	bool seen_in_vsched; /* in vsched's last LIST */
+	uint64_t gen;        /* generation applied (0: provisional) */
+	struct vsp_resv resv;
+	/* sampling */
+	struct smem_proc mem;
+	struct snet_proc net;
+	struct bwavg mem_bw, tx_bw, rx_bw;
+	uint8_t mem_src, net_src;
+	mono_ns net_t;                         /* time of the previous network sample */
+	mono_ns since;                         /* registration time */
+	uint64_t app_mem_total, app_net_total; /* sum of BYTES reports */
+	bool app_bytes_seen;
+};
+
+struct agent_handle {
+	uint32_t handle; /* libapprate's; 0: free slot */
+	int proc;        /* index into procs */
+	uint32_t next_seq;
+	bool closing; /* final REPORT seen: only its BYTES may follow */
+	uint32_t final_seq;
+	mono_ns last_seen;
+};
+
+/* Bad-input and traffic counters, logged as one "stats:" line. */
+struct agent_counters {
+	uint64_t app_ok, app_short, app_long, app_type, app_version, app_bad;
+	uint64_t app_unknown_handle, app_foreign_pid, app_unknown_job, app_full;
+	uint64_t ctl_ok, ctl_short, ctl_long, ctl_type, ctl_version, ctl_bad, ctl_multipart;
+	uint64_t ctl_unknown_job, ctl_stale;
+	uint64_t rates_sent, rates_dropped, reports_lost;
+	uint64_t hellos, registrations, link_losses;
+	uint64_t cons_applied, cons_refused, vsched_errors;
+};
+
+enum ctl_state {
+	CTL_DOWN = 0,  /* no TCP connection */
+	CTL_HELLO = 1, /* NODE_HELLO sent, waiting for HELLO_ACK */
+	CTL_UP = 2,    /* registered */
+};
+
+struct ctl_link {
+	void *sock; /* DEALER */
+	void *mon;  /* PAIR on the DEALER's monitor */
+	enum ctl_state state;
+	bool connected;  /* TCP up, per the monitor */
+	bool hello_sent; /* the last NODE_HELLO left (not just attempted) */
+	mono_ns last_rx, last_hello, next_hb;
+	uint64_t hb_seq;
+	uint64_t heartbeat; /* ns, possibly set by the controller */
+	uint64_t ctl_instance;
+};
+
+struct vsc {
+	void *zctx;
+	void *req; /* REQ, recreated after a timeout */
+	char endpoint[AGENT_ENDPOINT_MAX];
+	uint64_t timeout; /* ns */
+};
+
+struct agent {
+	struct agent_config cfg;
+	void *zctx;
+	struct ctl_link ctl;
+	void *app; /* PULL */
+	struct vsc vs;
+	struct smem mem;
+	struct agent_job jobs[AGENT_MAX_JOBS];
+	struct agent_proc *procs; /* cfg.max_procs */
+	struct agent_handle *handles;
+	uint32_t next_job_handle;
+	struct snet_table socks;
+	struct bwavg node_rx, node_tx;
+	bool netdev_ok;
+	uint64_t instance;
+	mono_ns started;
+	struct agent_counters cnt;
+};
+
+/* config.c */
+void agent_config_defaults(struct agent_config *cfg);
+/* Loads path over the defaults; on error why names the key. Returns 0 or -1. */
+int agent_config_load(const char *path, struct agent_config *cfg, char *why, size_t whylen);
+/* Checks values that may also come from the command line. Returns 0 or -1 with why. */
+int agent_config_check(const struct agent_config *cfg, char *why, size_t whylen);
+/* Prints cfg normalised, in libconfig syntax (vsched-agent -n). */
+void agent_config_print(FILE *f, const struct agent_config *cfg);
+
+/* bwavg.c — pure */
+void bwavg_init(struct bwavg *b, unsigned w);
+/*
+ * Feeds a cumulative byte counter read at t. The first sample, and one where the counter
+ * went backwards (reset), only primes. Returns 1 when a window was added, else 0.
+ */
+int bwavg_push_counter(struct bwavg *b, uint64_t counter, mono_ns t);
+/* Feeds the bytes moved in a window of dt ns (dt > 0). */
+void bwavg_push_delta(struct bwavg *b, uint64_t bytes, uint64_t dt);
+/* Mean of the last min(n, w) window rates, bytes/s; 0 when no window yet. */
+double bwavg_rate(const struct bwavg *b);
+
+/* sample_mem.c */
+/* The real probes (perf_event_open, read, /sys/fs/resctrl). */
+struct smem_ops smem_default_ops(void);
+/* Finds the sources offered; logs one line per absent hardware source. */
+void smem_detect(struct smem *m, const struct smem_ops *ops);
+/* Starts sampling pid with the best hardware source. Never fails: no source = none. */
+void smem_attach(struct smem *m, struct smem_proc *p, pid_t pid);
+void smem_detach(struct smem *m, struct smem_proc *p);
+/*
+ * The process's cumulative memory traffic in bytes and its source, in fallback order
+ * pmu, resctrl, app (app_total when app_seen), none.
+ */
+uint8_t smem_read(struct smem *m, struct smem_proc *p, bool app_seen, uint64_t app_total,
+                  uint64_t *bytes);
+
+/* sample_net.c */
+/* Dumps every TCP socket (IPv4, IPv6) with its byte counters. Returns 0 or -errno. */
+int snet_dump(struct snet_table *t);
+void snet_table_free(struct snet_table *t);
+const struct snet_sock *snet_find(const struct snet_table *t, uint64_t ino);
+/* Socket inodes open in /proc/PID/fd (at most cap). Returns the count or -errno. */
+int snet_proc_inodes(pid_t pid, uint64_t *ino, size_t cap);
+/*
+ * Bytes sent (acked) and received by the sockets in ino[] since the previous call for p.
+ * Sockets new since then count from 0; closed ones are forgotten. The first call primes and
+ * returns 1 (no window), later calls 0. Returns -ENOMEM on allocation failure.
+ */
+int snet_proc_delta(struct snet_proc *p, const struct snet_table *t, const uint64_t *ino,
+                    size_t nino, uint64_t *tx, uint64_t *rx);
+void snet_proc_free(struct snet_proc *p);
+/* Sums rx/tx bytes in /proc/net/dev format from f, every interface but "lo". */
+int snet_parse_netdev(FILE *f, uint64_t *rx, uint64_t *tx);
+
+/* sampler.c */
+/* One sampling round (every q): refreshes every process's figures, sends BW. */
+void sampler_round(struct agent *a);
+/* Builds the BW message from the current averages; e is cfg.max_procs long. */
+void sampler_fill_bw(struct agent *a, struct pctl_bw *bw, struct pctl_bw_entry *e);
+
+/* registry.c */
+int registry_init(struct agent *a);
+void registry_free(struct agent *a);
+int registry_find_job(struct agent *a, const char *name);
+int registry_find_proc(struct agent *a, pid_t pid);
+struct agent_handle *registry_find_handle(struct agent *a, uint32_t handle);
+/* Adds pid to job (made if new). Returns the proc index, or -1 with why. */
+int registry_add_proc(struct agent *a, const char *job, uint32_t rank, pid_t pid,
+                      uint64_t starttime, char *why, size_t whylen);
+/* Forgets a process (and its handles, and its job when it was the last). */
+void registry_drop_proc(struct agent *a, int idx);
+/* Binds a libapprate handle to a proc. Returns 0 or -1 (table full). */
+int registry_bind_handle(struct agent *a, uint32_t handle, int proc);
+int registry_nprocs(const struct agent *a);
+/* Start time of pid (field 22 of /proc/PID/stat), 0 when it does not exist. */
+uint64_t registry_starttime(pid_t pid);
+/* uid owning /proc/PID, or -1. */
+long registry_proc_uid(pid_t pid);
+
+/* vsched_client.c */
+int vsc_open(struct vsc *v, void *zctx, const char *endpoint, uint64_t timeout);
+void vsc_close(struct vsc *v);
+/* One request; *rep owned by the caller (free rep->tasks). Returns 0, or -errno when
+ * vsched did not answer (-ETIMEDOUT) or answered with an error (rep->status, rep->msg). */
+int vsc_call(struct vsc *v, const struct vsp_request *req, struct vsp_reply *rep);
+/*
+ * Puts pid under resv: SET when we believe vsched manages it (managed), else ADD; each falls
+ * back to the other when vsched says otherwise. Returns 0 or -errno with why.
+ */
+int vsc_put(struct vsc *v, pid_t pid, const struct vsp_resv *resv, uint8_t park, bool managed,
+            char *why, size_t whylen);
+int vsc_del(struct vsc *v, pid_t pid, char *why, size_t whylen);
+
+/* constraint.c */
+/*
+ * Applies a CONSTRAINT to every process of the job on this node, or to none: on a failure
+ * the processes already changed are put back. Returns 0 or -errno with why.
+ */
+int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size_t whylen);
+/* Puts a newly registered process under its job's constraint (or the provisional one). */
+void cons_place_proc(struct agent *a, int idx);
+/*
+ * Every stats_interval: vsched's LIST; our processes' statistics go to the controller
+ * (TASK_STATS, when registered), and managed processes vsched lost are put back.
+ */
+void cons_send_stats(struct agent *a);
+
+/* ctl_link.c */
+int ctl_open(struct agent *a);
+void ctl_close(struct agent *a);
+/* Handles monitor events and controller frames; call when either socket is readable. */
+void ctl_on_monitor(struct agent *a);
+void ctl_on_frame(struct agent *a);
+/* Timers: hello retry, heartbeat, link loss. Returns the next deadline. */
+mono_ns ctl_tick(struct agent *a, mono_ns now);
+/* Sends m when registered (HELLO: when connected). Returns 0, or -1 (dropped). */
+int ctl_send(struct agent *a, const struct pctl_msg *m);
+/* Announces a process to the controller (JOB_PROC). */
+void ctl_announce(struct agent *a, int proc, uint8_t event);
+
+/* app_relay.c */
+int relay_open(struct agent *a);
+void relay_close(struct agent *a);
+/* Drains the PULL socket (non-blocking). */
+void relay_on_frames(struct agent *a);
+/*
+ * Handles one frame from an application; peer_pid/peer_uid from SO_PEERCRED (-1 unknown).
+ * Returns 0 (accepted) or -errno (refused, counted, logged).
+ */
+int relay_handle(struct agent *a, const uint8_t *buf, size_t len, long peer_pid, long peer_uid);
+/* Parses ZeroMQ's ipc "Peer-Address" metadata (":uid:gid:pid"). Returns 0 or -1. */
+int relay_parse_peer(const char *s, long *uid, long *pid);
+
+/* calibrate.c */
+/* Streams memory for about ms milliseconds; returns bytes/s moved (read + write). */
+double calib_mem(unsigned ms);
+/* Fastest NIC under sysfs_net ("/sys/class/net"), bytes/s; 0 when none reports a speed. */
+double calib_net(const char *sysfs_net, char *ifname, size_t iflen);
+
+/* main.c */
+void agent_log_stats(const struct agent *a);
+
+#endif

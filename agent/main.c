@@ -1,0 +1,285 @@
+/*
+ * agent/main.c: the life cycle of vsched-agent (DESIGN.md §4).
+ *
+ *   vsched-agent [-c FILE] [-n] [-f] [-v] [-C CONTROLLER] [-a APP_ENDPOINT] [-s VSCHED]
+ *                [-N NODE]
+ *   vsched-agent --calibrate
+ *
+ * parse → config (refused with one line naming the key) → -n: print it normalised, exit →
+ * detect memory-bandwidth sources → sockets (controller DEALER, applications PULL, vsched
+ * REQ) → one zmq_poll loop with timers (heartbeat, sampling every q, task statistics, the
+ * counters line) until SIGTERM/SIGINT → close everything. SIGUSR1 logs the counters now.
+ * Processes under vsched are left there on exit: their constraints stay in force.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "log.h"
+
+#define DEFAULT_CONFIG "/etc/vsched/agent.conf"
+
+static volatile sig_atomic_t stop_flag, stats_flag;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		stats_flag = 1;
+	else
+		stop_flag = 1;
+}
+
+static _Noreturn void usage(void)
+{
+	fprintf(stderr, "usage: vsched-agent [-c FILE] [-n] [-f] [-v] [-C CONTROLLER] "
+	                "[-a APP_ENDPOINT] [-s VSCHED_ENDPOINT] [-N NODE]\n"
+	                "       vsched-agent --calibrate\n");
+	exit(2);
+}
+
+void agent_log_stats(const struct agent *a)
+{
+	const struct agent_counters *c = &a->cnt;
+
+	log_info("stats: procs=%d app_ok=%llu app_refused=%llu (app_short=%llu app_long=%llu "
+	         "app_type=%llu app_version=%llu app_bad=%llu unknown_handle=%llu "
+	         "foreign_pid=%llu job_conflict=%llu table_full=%llu) ctl_ok=%llu "
+	         "ctl_refused=%llu (ctl_short=%llu ctl_long=%llu ctl_type=%llu ctl_version=%llu "
+	         "ctl_bad=%llu ctl_multipart=%llu) "
+	         "constraints=%llu/%llu refused (unknown_job=%llu stale=%llu) rates=%llu "
+	         "dropped=%llu lost=%llu registrations=%llu link_losses=%llu vsched_errors=%llu",
+	         registry_nprocs(a), (unsigned long long)c->app_ok,
+	         (unsigned long long)(c->app_short + c->app_long + c->app_type + c->app_version +
+	                              c->app_bad + c->app_unknown_handle + c->app_foreign_pid +
+	                              c->app_unknown_job + c->app_full),
+	         (unsigned long long)c->app_short, (unsigned long long)c->app_long,
+	         (unsigned long long)c->app_type, (unsigned long long)c->app_version,
+	         (unsigned long long)c->app_bad, (unsigned long long)c->app_unknown_handle,
+	         (unsigned long long)c->app_foreign_pid, (unsigned long long)c->app_unknown_job,
+	         (unsigned long long)c->app_full, (unsigned long long)c->ctl_ok,
+	         (unsigned long long)(c->ctl_short + c->ctl_long + c->ctl_type + c->ctl_version +
+	                              c->ctl_bad + c->ctl_multipart),
+	         (unsigned long long)c->ctl_short, (unsigned long long)c->ctl_long,
+	         (unsigned long long)c->ctl_type, (unsigned long long)c->ctl_version,
+	         (unsigned long long)c->ctl_bad, (unsigned long long)c->ctl_multipart,
+	         (unsigned long long)c->cons_applied, (unsigned long long)c->cons_refused,
+	         (unsigned long long)c->ctl_unknown_job, (unsigned long long)c->ctl_stale,
+	         (unsigned long long)c->rates_sent, (unsigned long long)c->rates_dropped,
+	         (unsigned long long)c->reports_lost, (unsigned long long)c->registrations,
+	         (unsigned long long)c->link_losses, (unsigned long long)c->vsched_errors);
+}
+
+static int calibrate(void)
+{
+	char ifname[64];
+	double m = calib_mem(500), n = calib_net("/sys/class/net", ifname, sizeof(ifname));
+
+	printf("# vsched-agent --calibrate: memory copy on one CPU (read + write), 0.5 s\n");
+	printf("mem_capacity_mbs = %.0f;\n", m / 1e6);
+	if (n > 0)
+		printf("# fastest NIC: %s\n", ifname);
+	else
+		printf("# no NIC reports a link speed (/sys/class/net/*/speed): unknown\n");
+	printf("net_capacity_mbs = %.0f;\n", n / 1e6);
+	return 0;
+}
+
+static int setup(struct agent *a)
+{
+	struct smem_ops ops = smem_default_ops();
+
+	a->started = mono_now();
+	if (getrandom(&a->instance, sizeof(a->instance), 0) != sizeof(a->instance))
+		a->instance = a->started ^ ((uint64_t)getpid() << 32);
+	bwavg_init(&a->node_rx, (unsigned)a->cfg.windows);
+	bwavg_init(&a->node_tx, (unsigned)a->cfg.windows);
+	ops.resctrl_root = a->cfg.resctrl_root;
+	smem_detect(&a->mem, &ops);
+	if (registry_init(a) != 0)
+		fatalx("out of memory");
+	a->zctx = zmq_ctx_new();
+	if (!a->zctx)
+		fatalx("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+	if (vsc_open(&a->vs, a->zctx, a->cfg.vsched_endpoint, a->cfg.vsched_timeout) != 0)
+		return -1;
+	if (relay_open(a) != 0)
+		return -1;
+	if (ctl_open(a) != 0)
+		return -1;
+	if (a->cfg.mem_capacity_mbs == 0 || a->cfg.net_capacity_mbs == 0)
+		log_info("node capacities: memory %.0f MB/s, network %.0f MB/s (0: unknown; "
+		         "see vsched-agent --calibrate)",
+		         a->cfg.mem_capacity_mbs, a->cfg.net_capacity_mbs);
+	return 0;
+}
+
+static void teardown(struct agent *a)
+{
+	ctl_close(a);
+	relay_close(a);
+	vsc_close(&a->vs);
+	registry_free(a);
+	snet_table_free(&a->socks);
+	if (a->zctx)
+		zmq_ctx_term(a->zctx);
+	a->zctx = NULL;
+}
+
+static void run(struct agent *a)
+{
+	mono_ns next_sample = mono_now() + a->cfg.sample_interval;
+	mono_ns next_stats = mono_now() + a->cfg.stats_interval;
+	mono_ns next_log = mono_now() + a->cfg.log_stats_interval;
+
+	while (!stop_flag) {
+		zmq_pollitem_t it[3] = {
+		    {.socket = a->ctl.sock, .events = ZMQ_POLLIN},
+		    {.socket = a->ctl.mon, .events = ZMQ_POLLIN},
+		    {.socket = a->app, .events = ZMQ_POLLIN},
+		};
+		mono_ns now = mono_now(), next;
+		long ms;
+
+		next = ctl_tick(a, now);
+		if (!mono_before(now, next_sample)) {
+			sampler_round(a);
+			/* Absolute schedule; skip rounds missed (a stalled vsched call). */
+			do
+				next_sample += a->cfg.sample_interval;
+			while (!mono_before(now, next_sample));
+		}
+		if (!mono_before(now, next_stats)) {
+			cons_send_stats(a);
+			next_stats = now + a->cfg.stats_interval;
+		}
+		if (!mono_before(now, next_log) || stats_flag) {
+			stats_flag = 0;
+			agent_log_stats(a);
+			next_log = now + a->cfg.log_stats_interval;
+		}
+		next = mono_min(next, mono_min(next_sample, mono_min(next_stats, next_log)));
+		now = mono_now();
+		ms = mono_before(now, next)
+		         ? (long)((next - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)
+		         : 0;
+		if (zmq_poll(it, 3, ms) < 0) {
+			if (zmq_errno() == EINTR)
+				continue;
+			fatalx("zmq_poll: %s", zmq_strerror(zmq_errno()));
+		}
+		if (it[1].revents & ZMQ_POLLIN)
+			ctl_on_monitor(a);
+		if (it[0].revents & ZMQ_POLLIN)
+			ctl_on_frame(a);
+		if (it[2].revents & ZMQ_POLLIN)
+			relay_on_frames(a);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"calibrate", no_argument, NULL, 'K'},
+	    {"controller", required_argument, NULL, 'C'},
+	    {"app-endpoint", required_argument, NULL, 'a'},
+	    {"vsched", required_argument, NULL, 's'},
+	    {"node", required_argument, NULL, 'N'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *conf = DEFAULT_CONFIG, *ctl = NULL, *app = NULL, *vs = NULL, *node = NULL;
+	int check = 0, fg = 0, verbose = 0, ch, conf_given = 0;
+	static struct agent a; /* large: keep it off the stack */
+	struct sigaction sa;
+	char why[256];
+
+	while ((ch = getopt_long(argc, argv, "c:nfvC:a:s:N:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			conf = optarg;
+			conf_given = 1;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'f':
+			fg = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'C':
+			ctl = optarg;
+			break;
+		case 'a':
+			app = optarg;
+			break;
+		case 's':
+			vs = optarg;
+			break;
+		case 'N':
+			node = optarg;
+			break;
+		case 'K':
+			return calibrate();
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	log_init("vsched-agent", fg || check, verbose);
+
+	agent_config_defaults(&a.cfg);
+	/* The default config file is optional; one given with -c is not. */
+	if ((conf_given || access(conf, F_OK) == 0) &&
+	    agent_config_load(conf, &a.cfg, why, sizeof(why)) != 0) {
+		fprintf(stderr, "vsched-agent: %s: %s\n", conf, why);
+		return 1;
+	}
+	if (ctl)
+		snprintf(a.cfg.controller, sizeof(a.cfg.controller), "%s", ctl);
+	if (app)
+		snprintf(a.cfg.app_endpoint, sizeof(a.cfg.app_endpoint), "%s", app);
+	if (vs)
+		snprintf(a.cfg.vsched_endpoint, sizeof(a.cfg.vsched_endpoint), "%s", vs);
+	if (node)
+		snprintf(a.cfg.node, sizeof(a.cfg.node), "%s", node);
+	if (agent_config_check(&a.cfg, why, sizeof(why)) != 0) {
+		fprintf(stderr, "vsched-agent: %s\n", why);
+		return 1;
+	}
+	if (check) {
+		agent_config_print(stdout, &a.cfg);
+		return 0;
+	}
+	if (!fg && daemon(0, 0) < 0)
+		fatal("daemon");
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (setup(&a) != 0) {
+		teardown(&a);
+		log_warnx("exiting: setup failed");
+		return 1;
+	}
+	log_info("running: node %s, %d CPU(s), q %llu ms, w %d", a.cfg.node, a.cfg.ncpus,
+	         (unsigned long long)(a.cfg.sample_interval / NSEC_PER_MSEC), a.cfg.windows);
+	run(&a);
+	agent_log_stats(&a);
+	log_info("exiting on signal");
+	teardown(&a);
+	return 0;
+}

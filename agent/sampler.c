@@ -1,0 +1,159 @@
+/*
+ * The sampling round, every q (MemBUS "invoke performance monitoring framework", paper 000
+ * Algorithm 1): reap exited processes, read each process's memory and network counters,
+ * feed the w-window averages, and send one BW message with every figure and its source.
+ * A figure whose source changes (say, the application starts reporting bytes) restarts its
+ * average, so windows of different sources are never mixed.
+ */
+#include "agent.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define MAX_FDS 4096
+
+static void sample_node(struct agent *a, mono_ns now)
+{
+	uint64_t rx, tx;
+	FILE *f = fopen("/proc/net/dev", "r");
+
+	a->netdev_ok = false;
+	if (!f)
+		return;
+	if (snet_parse_netdev(f, &rx, &tx) >= 0) {
+		bwavg_push_counter(&a->node_rx, rx, now);
+		bwavg_push_counter(&a->node_tx, tx, now);
+		a->netdev_ok = true;
+	}
+	fclose(f);
+}
+
+static void sample_mem(struct agent *a, struct agent_proc *pr, mono_ns now)
+{
+	uint64_t bytes;
+	uint8_t src = smem_read(&a->mem, &pr->mem, pr->app_bytes_seen, pr->app_mem_total, &bytes);
+
+	if (src != pr->mem_src) {
+		bwavg_init(&pr->mem_bw, (unsigned)a->cfg.windows);
+		pr->mem_src = src;
+		/* Reported bytes are a sum since registration: count them from there. */
+		if (src == PCTL_SRC_APP)
+			bwavg_push_counter(&pr->mem_bw, 0, pr->since);
+	}
+	if (src != PCTL_SRC_NONE)
+		bwavg_push_counter(&pr->mem_bw, bytes, now);
+}
+
+static void sample_net(struct agent *a, struct agent_proc *pr, bool dump_ok, uint64_t *ino,
+                       mono_ns now)
+{
+	uint64_t tx = 0, rx = 0;
+	uint8_t src;
+	int n = dump_ok ? snet_proc_inodes(pr->pid, ino, MAX_FDS) : -1;
+	int first = 1;
+
+	if (n >= 0) {
+		first = snet_proc_delta(&pr->net, &a->socks, ino, (size_t)n, &tx, &rx);
+		if (first < 0)
+			n = -1;
+	}
+	/* TCP sockets seen: sockdiag; none but the application reports bytes: app. */
+	if (n >= 0 && (pr->net.had_sockets || !pr->app_bytes_seen))
+		src = PCTL_SRC_SOCKDIAG;
+	else if (pr->app_bytes_seen)
+		src = PCTL_SRC_APP;
+	else
+		src = PCTL_SRC_NONE;
+	if (src != pr->net_src) {
+		bwavg_init(&pr->tx_bw, (unsigned)a->cfg.windows);
+		bwavg_init(&pr->rx_bw, (unsigned)a->cfg.windows);
+		pr->net_src = src;
+		pr->net_t = 0;
+		if (src == PCTL_SRC_APP)
+			bwavg_push_counter(&pr->tx_bw, 0, pr->since);
+	}
+	if (src == PCTL_SRC_SOCKDIAG) {
+		if (!first && pr->net_t && mono_before(pr->net_t, now)) {
+			bwavg_push_delta(&pr->tx_bw, tx, now - pr->net_t);
+			bwavg_push_delta(&pr->rx_bw, rx, now - pr->net_t);
+		}
+		pr->net_t = now;
+	} else if (src == PCTL_SRC_APP) {
+		/* The application reports a total, not a direction: it is shown as tx. */
+		bwavg_push_counter(&pr->tx_bw, pr->app_net_total, now);
+	}
+}
+
+void sampler_fill_bw(struct agent *a, struct pctl_bw *bw, struct pctl_bw_entry *e)
+{
+	uint16_t n = 0;
+
+	memset(bw, 0, sizeof(*bw));
+	bw->window_ns = a->cfg.sample_interval * (uint64_t)a->cfg.windows;
+	bw->node_src = a->netdev_ok ? PCTL_SRC_PROCNETDEV : PCTL_SRC_NONE;
+	bw->node_rx_bps = (uint64_t)bwavg_rate(&a->node_rx);
+	bw->node_tx_bps = (uint64_t)bwavg_rate(&a->node_tx);
+	for (int i = 0; i < a->cfg.max_procs && n < PCTL_MAX_ENTRIES; i++) {
+		const struct agent_proc *pr = &a->procs[i];
+		if (!pr->used)
+			continue;
+		e[n].job = a->jobs[pr->job].handle;
+		e[n].rank = pr->rank;
+		e[n].pid = pr->pid;
+		e[n].mem_src = pr->mem_src;
+		e[n].net_src = pr->net_src;
+		e[n].mem_bps = (uint64_t)bwavg_rate(&pr->mem_bw);
+		e[n].net_tx_bps = (uint64_t)bwavg_rate(&pr->tx_bw);
+		e[n].net_rx_bps = (uint64_t)bwavg_rate(&pr->rx_bw);
+		n++;
+	}
+	bw->n = n;
+	bw->e = e;
+}
+
+void sampler_round(struct agent *a)
+{
+	mono_ns now = mono_now();
+	bool dump_ok, busy;
+	uint64_t *ino = malloc(MAX_FDS * sizeof(*ino));
+	struct pctl_bw_entry *e = calloc((size_t)a->cfg.max_procs, sizeof(*e));
+	struct pctl_msg m;
+	static bool dump_warned;
+	int rc;
+
+	if (!ino || !e)
+		fatalx("out of memory");
+	/* Nobody to attribute sockets to: spare the kernel the hash walk. */
+	busy = registry_nprocs(a) > 0;
+	rc = busy ? snet_dump(&a->socks) : 0;
+	dump_ok = busy && rc == 0;
+	if (rc != 0 && !dump_warned) {
+		log_warnx("sock_diag dump failed (%s): per-process network bandwidth unavailable",
+		          strerror(-rc));
+		dump_warned = true;
+	}
+	sample_node(a, now);
+	for (int i = 0; i < a->cfg.max_procs; i++) {
+		struct agent_proc *pr = &a->procs[i];
+		if (!pr->used)
+			continue;
+		if (registry_starttime(pr->pid) != pr->starttime) {
+			log_info("job %s: pid %d rank %u exited", a->jobs[pr->job].name,
+			         (int)pr->pid, pr->rank);
+			ctl_announce(a, i, PCTL_PROC_LEFT);
+			registry_drop_proc(a, i);
+			continue;
+		}
+		sample_mem(a, pr, now);
+		sample_net(a, pr, dump_ok, ino, now);
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = PCTL_BW;
+	sampler_fill_bw(a, &m.u.bw, e);
+	if (a->ctl.state == CTL_UP)
+		ctl_send(a, &m);
+	free(e);
+	free(ino);
+}

@@ -1,0 +1,144 @@
+/*
+ * Client of vsched's local API (common/proto_vsched.h): one REQ/REP exchange per request,
+ * bounded by vsched_timeout. A REQ socket that timed out is stuck in its send/receive
+ * state machine, so it is closed and made again ("lazy pirate"); the next call reconnects.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "log.h"
+
+static int open_req(struct vsc *v)
+{
+	int linger = 0, one = 1;
+
+	v->req = zmq_socket(v->zctx, ZMQ_REQ);
+	if (!v->req)
+		return -1;
+	zmq_setsockopt(v->req, ZMQ_LINGER, &linger, sizeof(linger));
+	/* No connection, no queueing: a vsched that is not running fails the call at once. */
+	zmq_setsockopt(v->req, ZMQ_IMMEDIATE, &one, sizeof(one));
+	if (zmq_connect(v->req, v->endpoint) != 0) {
+		log_warnx("vsched endpoint %s: %s", v->endpoint, zmq_strerror(zmq_errno()));
+		zmq_close(v->req);
+		v->req = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int vsc_open(struct vsc *v, void *zctx, const char *endpoint, uint64_t timeout)
+{
+	memset(v, 0, sizeof(*v));
+	v->zctx = zctx;
+	snprintf(v->endpoint, sizeof(v->endpoint), "%s", endpoint);
+	v->timeout = timeout;
+	return open_req(v);
+}
+
+void vsc_close(struct vsc *v)
+{
+	if (v->req)
+		zmq_close(v->req);
+	v->req = NULL;
+}
+
+int vsc_call(struct vsc *v, const struct vsp_request *req, struct vsp_reply *rep)
+{
+	uint8_t out[VSP_MAX_FRAME];
+	zmq_msg_t in;
+	zmq_pollitem_t it;
+	char why[160];
+	int len, rc;
+	long ms = (long)(v->timeout / NSEC_PER_MSEC);
+
+	memset(rep, 0, sizeof(*rep));
+	if (!v->req && open_req(v) != 0)
+		return -ENOTCONN;
+	len = vsp_encode_request(req, out, sizeof(out));
+	if (len < 0)
+		return len;
+	/* A fresh socket may still be connecting: wait a little for it (bounded). */
+	it.socket = v->req;
+	it.events = ZMQ_POLLOUT;
+	it.fd = 0;
+	it.revents = 0;
+	if (zmq_poll(&it, 1, ms < 100 ? ms : 100) <= 0 ||
+	    zmq_send(v->req, out, (size_t)len, ZMQ_DONTWAIT) != len)
+		return -ENOTCONN; /* not running: the socket stays, and reconnects by itself */
+	it.events = ZMQ_POLLIN;
+	it.revents = 0;
+	do
+		rc = zmq_poll(&it, 1, ms);
+	while (rc < 0 && zmq_errno() == EINTR);
+	if (rc <= 0) {
+		vsc_close(v);
+		return -ETIMEDOUT;
+	}
+	zmq_msg_init(&in);
+	if (zmq_msg_recv(&in, v->req, ZMQ_DONTWAIT) < 0) {
+		zmq_msg_close(&in);
+		vsc_close(v);
+		return -EIO;
+	}
+	rc = vsp_decode_reply(zmq_msg_data(&in), zmq_msg_size(&in), rep, why, sizeof(why));
+	zmq_msg_close(&in);
+	if (rc != 0) {
+		log_warnx("vsched: bad reply: %s", why);
+		snprintf(rep->msg, sizeof(rep->msg), "bad reply: %s", why);
+		rep->status = rc;
+		return rc;
+	}
+	return rep->status;
+}
+
+int vsc_put(struct vsc *v, pid_t pid, const struct vsp_resv *resv, uint8_t park, bool managed,
+            char *why, size_t whylen)
+{
+	struct vsp_request req;
+	struct vsp_reply rep;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.type = managed ? VSP_SET : VSP_ADD;
+	req.pid = pid;
+	req.cpu = -1;
+	req.park = park;
+	req.resv = *resv;
+	rc = vsc_call(v, &req, &rep);
+	free(rep.tasks);
+	if ((rc == -EEXIST && req.type == VSP_ADD) || (rc == -ESRCH && req.type == VSP_SET)) {
+		/* ADD of a task already managed (say, started by `vschedctl job run`): SET;
+		 * SET of a task vsched no longer has (vsched restarted): ADD. */
+		req.type = req.type == VSP_ADD ? VSP_SET : VSP_ADD;
+		rc = vsc_call(v, &req, &rep);
+		free(rep.tasks);
+	}
+	if (rc != 0)
+		snprintf(why, whylen, "vsched: %s",
+		         rep.msg[0]         ? rep.msg
+		         : rc == -ETIMEDOUT ? "no answer (timeout)"
+		         : rc == -ENOTCONN  ? "not running"
+		                            : strerror(-rc));
+	return rc;
+}
+
+int vsc_del(struct vsc *v, pid_t pid, char *why, size_t whylen)
+{
+	struct vsp_request req;
+	struct vsp_reply rep;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.type = VSP_DEL;
+	req.pid = pid;
+	rc = vsc_call(v, &req, &rep);
+	free(rep.tasks);
+	if (rc != 0)
+		snprintf(why, whylen, "vsched: %s", rep.msg[0] ? rep.msg : strerror(-rc));
+	return rc;
+}

@@ -1,0 +1,717 @@
+/*
+ * Encoding, decoding and validation of the agent <-> controller protocol; the layout is
+ * documented in proto_ctl.h. Field by field, little-endian, bounds checked on every read:
+ * the decoder never reads past len and refuses any frame whose length is not exact.
+ */
+#include "proto_ctl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- writer ---------------------------------------------------------------------- */
+
+struct wbuf {
+	uint8_t *p;
+	size_t cap, len;
+};
+
+static void put_u8(struct wbuf *w, uint8_t v)
+{
+	if (w->len < w->cap)
+		w->p[w->len] = v;
+	w->len++;
+}
+
+static void put_u16(struct wbuf *w, uint16_t v)
+{
+	put_u8(w, (uint8_t)v);
+	put_u8(w, (uint8_t)(v >> 8));
+}
+
+static void put_u32(struct wbuf *w, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		put_u8(w, (uint8_t)(v >> (8 * i)));
+}
+
+static void put_u64(struct wbuf *w, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		put_u8(w, (uint8_t)(v >> (8 * i)));
+}
+
+static void put_str(struct wbuf *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	put_u8(w, (uint8_t)n);
+	for (size_t i = 0; i < n; i++)
+		put_u8(w, (uint8_t)s[i]);
+}
+
+/* ---- reader ---------------------------------------------------------------------- */
+
+struct rbuf {
+	const uint8_t *p;
+	size_t len, off;
+	bool short_read;
+};
+
+static uint8_t get_u8(struct rbuf *r)
+{
+	if (r->off >= r->len) {
+		r->short_read = true;
+		return 0;
+	}
+	return r->p[r->off++];
+}
+
+static uint16_t get_u16(struct rbuf *r)
+{
+	uint16_t v = get_u8(r);
+	return (uint16_t)(v | (uint16_t)get_u8(r) << 8);
+}
+
+static uint32_t get_u32(struct rbuf *r)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)get_u8(r) << (8 * i);
+	return v;
+}
+
+static uint64_t get_u64(struct rbuf *r)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)get_u8(r) << (8 * i);
+	return v;
+}
+
+/*
+ * Reads a string of at most max bytes into out (cap > max). A truncated frame only sets
+ * short_read (the caller reports it); returns false for a string that is too long, empty
+ * where a name is needed, or holds a byte outside printable ASCII.
+ */
+static bool get_str(struct rbuf *r, char *out, size_t max, bool name)
+{
+	size_t n = get_u8(r);
+
+	out[0] = '\0';
+	if (r->short_read)
+		return true;
+	if (r->len - r->off < n) {
+		r->short_read = true;
+		return true;
+	}
+	if (n > max || (name && n == 0))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = r->p[r->off + i];
+		if (c < 0x20 || c > 0x7e || (name && c == ' '))
+			return false;
+		out[i] = (char)c;
+	}
+	out[n] = '\0';
+	r->off += n;
+	return true;
+}
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+static void say(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || whylen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+bool pctl_name_ok(const char *s)
+{
+	size_t n = s ? strnlen(s, PCTL_NAME_MAX + 1) : 0;
+
+	if (n == 0 || n > PCTL_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= 0x20 || s[i] > 0x7e)
+			return false;
+	return true;
+}
+
+static bool reason_ok(const char *s)
+{
+	size_t n = strnlen(s, PCTL_REASON_MAX + 1);
+
+	if (n > PCTL_REASON_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return false;
+	return true;
+}
+
+static bool src_ok(uint8_t s)
+{
+	return s <= PCTL_SRC_MAX;
+}
+
+/* Checks a reservation as vsched would statically (deadline 0 means period). */
+static int resv_ok(const struct vsp_resv *in, char *why, size_t whylen)
+{
+	struct vsp_resv r = *in;
+
+	if (r.deadline == 0)
+		r.deadline = r.period;
+	return vsp_check_resv(&r, why, whylen);
+}
+
+bool pctl_from_agent(uint8_t t)
+{
+	return t >= PCTL_NODE_HELLO && t <= PCTL_CONSTRAINT_ACK;
+}
+
+bool pctl_from_controller(uint8_t t)
+{
+	return t == PCTL_HELLO_ACK || t == PCTL_HEARTBEAT || t == PCTL_CONSTRAINT;
+}
+
+const char *pctl_type_name(uint8_t t)
+{
+	switch (t) {
+	case PCTL_NODE_HELLO:
+		return "node_hello";
+	case PCTL_HEARTBEAT:
+		return "heartbeat";
+	case PCTL_JOB_PROC:
+		return "job_proc";
+	case PCTL_RATE:
+		return "rate";
+	case PCTL_BW:
+		return "bw";
+	case PCTL_TASK_STATS:
+		return "task_stats";
+	case PCTL_CONSTRAINT_ACK:
+		return "constraint_ack";
+	case PCTL_HELLO_ACK:
+		return "hello_ack";
+	case PCTL_CONSTRAINT:
+		return "constraint";
+	}
+	return "unknown";
+}
+
+const char *pctl_src_name(uint8_t s)
+{
+	switch (s) {
+	case PCTL_SRC_NONE:
+		return "none";
+	case PCTL_SRC_PMU:
+		return "pmu";
+	case PCTL_SRC_RESCTRL:
+		return "resctrl";
+	case PCTL_SRC_SOCKDIAG:
+		return "sockdiag";
+	case PCTL_SRC_APP:
+		return "app";
+	case PCTL_SRC_PROCNETDEV:
+		return "procnetdev";
+	}
+	return "?";
+}
+
+/* ---- encode ---------------------------------------------------------------------- */
+
+/* Semantic checks shared by pctl_size and pctl_encode. */
+static int check_msg(const struct pctl_msg *m)
+{
+	switch (m->type) {
+	case PCTL_NODE_HELLO:
+		return pctl_name_ok(m->u.hello.node) ? 0 : -EINVAL;
+	case PCTL_HELLO_ACK:
+		return reason_ok(m->u.hello_ack.reason) ? 0 : -EINVAL;
+	case PCTL_HEARTBEAT:
+	case PCTL_RATE:
+		return 0;
+	case PCTL_JOB_PROC:
+		if (m->u.proc.event != PCTL_PROC_JOINED && m->u.proc.event != PCTL_PROC_LEFT)
+			return -EINVAL;
+		return pctl_name_ok(m->u.proc.name) && m->u.proc.pid > 0 ? 0 : -EINVAL;
+	case PCTL_BW:
+		if (m->u.bw.n > PCTL_MAX_ENTRIES || (m->u.bw.n && !m->u.bw.e) ||
+		    !src_ok(m->u.bw.node_src))
+			return -EINVAL;
+		for (unsigned i = 0; i < m->u.bw.n; i++)
+			if (!src_ok(m->u.bw.e[i].mem_src) || !src_ok(m->u.bw.e[i].net_src))
+				return -EINVAL;
+		return 0;
+	case PCTL_TASK_STATS:
+		if (m->u.stats.n > PCTL_MAX_ENTRIES || (m->u.stats.n && !m->u.stats.e))
+			return -EINVAL;
+		return 0;
+	case PCTL_CONSTRAINT:
+		if (!pctl_name_ok(m->u.cons.job) || resv_ok(&m->u.cons.resv, NULL, 0) != 0)
+			return -EINVAL;
+		return 0;
+	case PCTL_CONSTRAINT_ACK:
+		return pctl_name_ok(m->u.cack.job) && reason_ok(m->u.cack.reason) ? 0 : -EINVAL;
+	}
+	return -EINVAL;
+}
+
+static void encode_body(const struct pctl_msg *m, struct wbuf *w)
+{
+	put_u8(w, PCTL_MAGIC);
+	put_u8(w, PCTL_VERSION);
+	put_u8(w, m->type);
+	put_u8(w, 0);
+	switch (m->type) {
+	case PCTL_NODE_HELLO: {
+		const struct pctl_hello *h = &m->u.hello;
+		put_u16(w, h->proto_version);
+		put_u16(w, h->ncpus);
+		put_u64(w, h->mem_capacity);
+		put_u64(w, h->net_capacity);
+		put_u64(w, h->instance);
+		put_str(w, h->node);
+		break;
+	}
+	case PCTL_HELLO_ACK: {
+		const struct pctl_hello_ack *a = &m->u.hello_ack;
+		put_u32(w, (uint32_t)a->status);
+		put_u32(w, a->heartbeat_ms);
+		put_u64(w, a->ctl_instance);
+		put_str(w, a->reason);
+		break;
+	}
+	case PCTL_HEARTBEAT:
+		put_u64(w, m->u.hb.seq);
+		put_u64(w, m->u.hb.sent_ns);
+		put_u32(w, m->u.hb.nprocs);
+		break;
+	case PCTL_JOB_PROC: {
+		const struct pctl_job_proc *p = &m->u.proc;
+		put_u32(w, p->job);
+		put_u32(w, p->rank);
+		put_u32(w, (uint32_t)p->pid);
+		put_u8(w, p->event);
+		put_str(w, p->name);
+		break;
+	}
+	case PCTL_RATE: {
+		const struct pctl_rate *r = &m->u.rate;
+		put_u32(w, r->job);
+		put_u32(w, r->rank);
+		put_u32(w, r->seq);
+		put_u64(w, r->units);
+		put_u64(w, r->interval_ns);
+		break;
+	}
+	case PCTL_BW: {
+		const struct pctl_bw *b = &m->u.bw;
+		put_u64(w, b->window_ns);
+		put_u64(w, b->node_rx_bps);
+		put_u64(w, b->node_tx_bps);
+		put_u8(w, b->node_src);
+		put_u16(w, b->n);
+		for (unsigned i = 0; i < b->n; i++) {
+			const struct pctl_bw_entry *e = &b->e[i];
+			put_u32(w, e->job);
+			put_u32(w, e->rank);
+			put_u32(w, (uint32_t)e->pid);
+			put_u64(w, e->mem_bps);
+			put_u64(w, e->net_tx_bps);
+			put_u64(w, e->net_rx_bps);
+			put_u8(w, e->mem_src);
+			put_u8(w, e->net_src);
+		}
+		break;
+	}
+	case PCTL_TASK_STATS: {
+		const struct pctl_task_stats *s = &m->u.stats;
+		put_u16(w, s->n);
+		for (unsigned i = 0; i < s->n; i++) {
+			const struct pctl_stats_entry *e = &s->e[i];
+			put_u32(w, e->job);
+			put_u32(w, e->rank);
+			put_u64(w, e->gen);
+			put_u32(w, (uint32_t)e->st.pid);
+			put_u32(w, (uint32_t)e->st.cpu);
+			put_u8(w, e->st.park);
+			put_u32(w, e->st.nthreads);
+			put_u64(w, e->st.resv.period);
+			put_u64(w, e->st.resv.slice);
+			put_u64(w, e->st.resv.deadline);
+			put_u64(w, e->st.resv.phase);
+			put_u64(w, e->st.managed_ns);
+			put_u64(w, e->st.periods);
+			put_u64(w, e->st.cpu_ns);
+			put_u64(w, e->st.misses);
+			put_u64(w, e->st.lateness_total_ns);
+			put_u64(w, e->st.lateness_max_ns);
+		}
+		break;
+	}
+	case PCTL_CONSTRAINT: {
+		const struct pctl_constraint *c = &m->u.cons;
+		put_u64(w, c->gen);
+		put_u64(w, c->resv.period);
+		put_u64(w, c->resv.slice);
+		put_u64(w, c->resv.deadline);
+		put_u64(w, c->resv.phase);
+		put_str(w, c->job);
+		break;
+	}
+	case PCTL_CONSTRAINT_ACK: {
+		const struct pctl_constraint_ack *a = &m->u.cack;
+		put_u64(w, a->gen);
+		put_u32(w, (uint32_t)a->status);
+		put_str(w, a->job);
+		put_str(w, a->reason);
+		break;
+	}
+	}
+}
+
+int pctl_size(const struct pctl_msg *m)
+{
+	struct wbuf w = {.p = NULL, .cap = 0, .len = 0};
+	int rc = check_msg(m);
+
+	if (rc)
+		return rc;
+	encode_body(m, &w);
+	return (int)w.len;
+}
+
+int pctl_encode(const struct pctl_msg *m, uint8_t *buf, size_t cap)
+{
+	int n = pctl_size(m);
+	struct wbuf w = {.p = buf, .cap = cap, .len = 0};
+
+	if (n < 0)
+		return n;
+	if ((size_t)n > cap)
+		return -ENOBUFS;
+	encode_body(m, &w);
+	return n;
+}
+
+/* ---- decode ---------------------------------------------------------------------- */
+
+/* Fixed part of each type's body (bytes after the header, before strings / entries). */
+static long fixed_body(uint8_t t)
+{
+	switch (t) {
+	case PCTL_NODE_HELLO:
+		return 2 + 2 + 8 + 8 + 8 + 1;
+	case PCTL_HELLO_ACK:
+		return 4 + 4 + 8 + 1;
+	case PCTL_HEARTBEAT:
+		return 8 + 8 + 4;
+	case PCTL_JOB_PROC:
+		return 4 + 4 + 4 + 1 + 1;
+	case PCTL_RATE:
+		return PCTL_RATE_WIRE - PCTL_HDR;
+	case PCTL_BW:
+		return 8 + 8 + 8 + 1 + 2;
+	case PCTL_TASK_STATS:
+		return 2;
+	case PCTL_CONSTRAINT:
+		return 8 * 5 + 1;
+	case PCTL_CONSTRAINT_ACK:
+		return 8 + 4 + 1 + 1;
+	}
+	return -1;
+}
+
+static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t whylen)
+{
+	const char *tn = pctl_type_name(m->type);
+
+	switch (m->type) {
+	case PCTL_NODE_HELLO: {
+		struct pctl_hello *h = &m->u.hello;
+		h->proto_version = get_u16(r);
+		h->ncpus = get_u16(r);
+		h->mem_capacity = get_u64(r);
+		h->net_capacity = get_u64(r);
+		h->instance = get_u64(r);
+		if (!get_str(r, h->node, PCTL_NAME_MAX, true)) {
+			say(why, whylen, "%s: bad node name", tn);
+			return -EBADMSG;
+		}
+		if (!r->short_read && h->ncpus == 0) {
+			say(why, whylen, "%s: ncpus 0", tn);
+			return -EBADMSG;
+		}
+		break;
+	}
+	case PCTL_HELLO_ACK: {
+		struct pctl_hello_ack *a = &m->u.hello_ack;
+		a->status = (int32_t)get_u32(r);
+		a->heartbeat_ms = get_u32(r);
+		a->ctl_instance = get_u64(r);
+		if (!get_str(r, a->reason, PCTL_REASON_MAX, false)) {
+			say(why, whylen, "%s: bad reason string", tn);
+			return -EBADMSG;
+		}
+		break;
+	}
+	case PCTL_HEARTBEAT:
+		m->u.hb.seq = get_u64(r);
+		m->u.hb.sent_ns = get_u64(r);
+		m->u.hb.nprocs = get_u32(r);
+		break;
+	case PCTL_JOB_PROC: {
+		struct pctl_job_proc *p = &m->u.proc;
+		p->job = get_u32(r);
+		p->rank = get_u32(r);
+		p->pid = (int32_t)get_u32(r);
+		p->event = get_u8(r);
+		if (!get_str(r, p->name, PCTL_NAME_MAX, true)) {
+			say(why, whylen, "%s: bad job name", tn);
+			return -EBADMSG;
+		}
+		if (r->short_read)
+			break;
+		if (p->pid <= 0) {
+			say(why, whylen, "%s: pid %d", tn, (int)p->pid);
+			return -EBADMSG;
+		}
+		if (p->event != PCTL_PROC_JOINED && p->event != PCTL_PROC_LEFT) {
+			say(why, whylen, "%s: unknown event %u", tn, p->event);
+			return -EBADMSG;
+		}
+		break;
+	}
+	case PCTL_RATE: {
+		struct pctl_rate *q = &m->u.rate;
+		q->job = get_u32(r);
+		q->rank = get_u32(r);
+		q->seq = get_u32(r);
+		q->units = get_u64(r);
+		q->interval_ns = get_u64(r);
+		break;
+	}
+	case PCTL_BW: {
+		struct pctl_bw *b = &m->u.bw;
+		b->window_ns = get_u64(r);
+		b->node_rx_bps = get_u64(r);
+		b->node_tx_bps = get_u64(r);
+		b->node_src = get_u8(r);
+		b->n = get_u16(r);
+		b->e = NULL;
+		if (r->short_read)
+			break;
+		if (b->n > PCTL_MAX_ENTRIES) {
+			say(why, whylen, "%s: %u entries > %d", tn, b->n, PCTL_MAX_ENTRIES);
+			return -EBADMSG;
+		}
+		if (r->len - r->off != (size_t)b->n * PCTL_BW_ENTRY_WIRE) {
+			say(why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu", tn,
+			    r->len - r->off < (size_t)b->n * PCTL_BW_ENTRY_WIRE ? "short" : "long",
+			    r->len - r->off, b->n, (size_t)b->n * PCTL_BW_ENTRY_WIRE);
+			return -EBADMSG;
+		}
+		if (!src_ok(b->node_src)) {
+			say(why, whylen, "%s: unknown source %u", tn, b->node_src);
+			return -EBADMSG;
+		}
+		if (b->n) {
+			b->e = calloc(b->n, sizeof(*b->e));
+			if (!b->e) {
+				say(why, whylen, "%s: out of memory", tn);
+				return -ENOMEM;
+			}
+		}
+		for (unsigned i = 0; i < b->n; i++) {
+			struct pctl_bw_entry *e = &b->e[i];
+			e->job = get_u32(r);
+			e->rank = get_u32(r);
+			e->pid = (int32_t)get_u32(r);
+			e->mem_bps = get_u64(r);
+			e->net_tx_bps = get_u64(r);
+			e->net_rx_bps = get_u64(r);
+			e->mem_src = get_u8(r);
+			e->net_src = get_u8(r);
+			if (!src_ok(e->mem_src) || !src_ok(e->net_src)) {
+				say(why, whylen, "%s: entry %u: unknown source", tn, i);
+				free(b->e);
+				b->e = NULL;
+				return -EBADMSG;
+			}
+		}
+		break;
+	}
+	case PCTL_TASK_STATS: {
+		struct pctl_task_stats *s = &m->u.stats;
+		s->n = get_u16(r);
+		s->e = NULL;
+		if (r->short_read)
+			break;
+		if (s->n > PCTL_MAX_ENTRIES) {
+			say(why, whylen, "%s: %u entries > %d", tn, s->n, PCTL_MAX_ENTRIES);
+			return -EBADMSG;
+		}
+		if (r->len - r->off != (size_t)s->n * PCTL_STATS_ENTRY_WIRE) {
+			say(why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu", tn,
+			    r->len - r->off < (size_t)s->n * PCTL_STATS_ENTRY_WIRE ? "short"
+			                                                           : "long",
+			    r->len - r->off, s->n, (size_t)s->n * PCTL_STATS_ENTRY_WIRE);
+			return -EBADMSG;
+		}
+		if (s->n) {
+			s->e = calloc(s->n, sizeof(*s->e));
+			if (!s->e) {
+				say(why, whylen, "%s: out of memory", tn);
+				return -ENOMEM;
+			}
+		}
+		for (unsigned i = 0; i < s->n; i++) {
+			struct pctl_stats_entry *e = &s->e[i];
+			e->job = get_u32(r);
+			e->rank = get_u32(r);
+			e->gen = get_u64(r);
+			e->st.pid = (int32_t)get_u32(r);
+			e->st.cpu = (int32_t)get_u32(r);
+			e->st.park = get_u8(r);
+			e->st.nthreads = get_u32(r);
+			e->st.resv.period = get_u64(r);
+			e->st.resv.slice = get_u64(r);
+			e->st.resv.deadline = get_u64(r);
+			e->st.resv.phase = get_u64(r);
+			e->st.managed_ns = get_u64(r);
+			e->st.periods = get_u64(r);
+			e->st.cpu_ns = get_u64(r);
+			e->st.misses = get_u64(r);
+			e->st.lateness_total_ns = get_u64(r);
+			e->st.lateness_max_ns = get_u64(r);
+		}
+		break;
+	}
+	case PCTL_CONSTRAINT: {
+		struct pctl_constraint *c = &m->u.cons;
+		char rwhy[160];
+		c->gen = get_u64(r);
+		c->resv.period = get_u64(r);
+		c->resv.slice = get_u64(r);
+		c->resv.deadline = get_u64(r);
+		c->resv.phase = get_u64(r);
+		if (!get_str(r, c->job, PCTL_NAME_MAX, true)) {
+			say(why, whylen, "%s: bad job name", tn);
+			return -EBADMSG;
+		}
+		if (r->short_read)
+			break;
+		rwhy[0] = '\0';
+		if (resv_ok(&c->resv, rwhy, sizeof(rwhy)) != 0) {
+			say(why, whylen, "%s %s: %s", tn, c->job, rwhy);
+			return -EINVAL;
+		}
+		break;
+	}
+	case PCTL_CONSTRAINT_ACK: {
+		struct pctl_constraint_ack *a = &m->u.cack;
+		a->gen = get_u64(r);
+		a->status = (int32_t)get_u32(r);
+		if (!get_str(r, a->job, PCTL_NAME_MAX, true)) {
+			say(why, whylen, "%s: bad job name", tn);
+			return -EBADMSG;
+		}
+		if (!get_str(r, a->reason, PCTL_REASON_MAX, false)) {
+			say(why, whylen, "%s: bad reason string", tn);
+			return -EBADMSG;
+		}
+		break;
+	}
+	}
+	return 0;
+}
+
+int pctl_decode(const uint8_t *buf, size_t len, struct pctl_msg *m, char *why, size_t whylen)
+{
+	struct rbuf r = {.p = buf, .len = len, .off = PCTL_HDR, .short_read = false};
+	long fixed;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if (len < PCTL_HDR) {
+		say(why, whylen, "short frame: %zu bytes", len);
+		return -EBADMSG;
+	}
+	if (len > PCTL_MAX_FRAME) {
+		say(why, whylen, "frame of %zu bytes > %d", len, PCTL_MAX_FRAME);
+		return -EBADMSG;
+	}
+	if (buf[0] != PCTL_MAGIC) {
+		say(why, whylen, "bad magic 0x%02x", buf[0]);
+		return -EBADMSG;
+	}
+	if (buf[1] != PCTL_VERSION) {
+		say(why, whylen, "protocol version %u, expected %u", buf[1], PCTL_VERSION);
+		return -EPROTO;
+	}
+	fixed = fixed_body(buf[2]);
+	if (fixed < 0) {
+		say(why, whylen, "unknown message type %u", buf[2]);
+		return -ENOMSG;
+	}
+	if (buf[3] != 0) {
+		say(why, whylen, "%s: reserved byte 0x%02x", pctl_type_name(buf[2]), buf[3]);
+		return -EBADMSG;
+	}
+	if (len < PCTL_HDR + (size_t)fixed) {
+		say(why, whylen, "%s: short frame: %zu bytes, need at least %ld",
+		    pctl_type_name(buf[2]), len, PCTL_HDR + fixed);
+		return -EBADMSG;
+	}
+	m->type = buf[2];
+	rc = decode_body(&r, m, why, whylen);
+	if (rc == 0 && (r.short_read || r.off != len)) {
+		say(why, whylen, "%s: %s frame: %zu bytes", pctl_type_name(m->type),
+		    r.short_read ? "short" : "long", len);
+		rc = -EBADMSG;
+	}
+	if (rc != 0) {
+		pctl_msg_release(m);
+		m->type = 0;
+	}
+	return rc;
+}
+
+int pctl_peek_constraint(const uint8_t *buf, size_t len, uint64_t *gen, char job[PCTL_NAME_MAX + 1])
+{
+	struct rbuf r = {.p = buf, .len = len, .off = PCTL_HDR, .short_read = false};
+	const size_t fixed = PCTL_HDR + 8 * 5;
+
+	if (len < fixed + 1 || len > fixed + 1 + PCTL_NAME_MAX || buf[0] != PCTL_MAGIC ||
+	    buf[1] != PCTL_VERSION || buf[2] != PCTL_CONSTRAINT || buf[3] != 0)
+		return -EBADMSG;
+	*gen = get_u64(&r);
+	r.off = fixed;
+	if (!get_str(&r, job, PCTL_NAME_MAX, true) || r.short_read || r.off != len)
+		return -EBADMSG;
+	return 0;
+}
+
+void pctl_msg_release(struct pctl_msg *m)
+{
+	if (!m)
+		return;
+	if (m->type == PCTL_BW) {
+		free(m->u.bw.e);
+		m->u.bw.e = NULL;
+	} else if (m->type == PCTL_TASK_STATS) {
+		free(m->u.stats.e);
+		m->u.stats.e = NULL;
+	}
+}
