@@ -15,22 +15,22 @@
 /* Fixed-offset access on top of the shared codec (wire.h): every field here has a fixed offset. */
 static void put_u32(uint8_t *p, uint32_t v)
 {
-	wire_put_u32(&(struct wire_w){p}, v);
+	wire_put_u32(&(struct wire_w){.p = p, .cap = 4}, v);
 }
 
 static void put_u64(uint8_t *p, uint64_t v)
 {
-	wire_put_u64(&(struct wire_w){p}, v);
+	wire_put_u64(&(struct wire_w){.p = p, .cap = 8}, v);
 }
 
 static uint32_t get_u32(const uint8_t *p)
 {
-	return wire_get_u32(&(struct wire_r){p});
+	return wire_get_u32(&(struct wire_r){.p = p, .len = 4});
 }
 
 static uint64_t get_u64(const uint8_t *p)
 {
-	return wire_get_u64(&(struct wire_r){p});
+	return wire_get_u64(&(struct wire_r){.p = p, .len = 8});
 }
 
 static void put_hdr(uint8_t *p, uint8_t type, uint8_t flags)

@@ -4,6 +4,7 @@
  * the decoder never reads past len and refuses any frame whose length is not exact.
  */
 #include "proto_ctl.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,84 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- writer ---------------------------------------------------------------------- */
+/* ---- strings (the integer codec is common/wire.h) ------------------------------- */
 
-struct wbuf {
-	uint8_t *p;
-	size_t cap, len;
-};
-
-static void put_u8(struct wbuf *w, uint8_t v)
-{
-	if (w->len < w->cap)
-		w->p[w->len] = v;
-	w->len++;
-}
-
-static void put_u16(struct wbuf *w, uint16_t v)
-{
-	put_u8(w, (uint8_t)v);
-	put_u8(w, (uint8_t)(v >> 8));
-}
-
-static void put_u32(struct wbuf *w, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		put_u8(w, (uint8_t)(v >> (8 * i)));
-}
-
-static void put_u64(struct wbuf *w, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		put_u8(w, (uint8_t)(v >> (8 * i)));
-}
-
-static void put_str(struct wbuf *w, const char *s)
+static void put_str(struct wire_w *w, const char *s)
 {
 	size_t n = strlen(s);
 
-	put_u8(w, (uint8_t)n);
+	wire_put_u8(w, (uint8_t)n);
 	for (size_t i = 0; i < n; i++)
-		put_u8(w, (uint8_t)s[i]);
-}
-
-/* ---- reader ---------------------------------------------------------------------- */
-
-struct rbuf {
-	const uint8_t *p;
-	size_t len, off;
-	bool short_read;
-};
-
-static uint8_t get_u8(struct rbuf *r)
-{
-	if (r->off >= r->len) {
-		r->short_read = true;
-		return 0;
-	}
-	return r->p[r->off++];
-}
-
-static uint16_t get_u16(struct rbuf *r)
-{
-	uint16_t v = get_u8(r);
-	return (uint16_t)(v | (uint16_t)get_u8(r) << 8);
-}
-
-static uint32_t get_u32(struct rbuf *r)
-{
-	uint32_t v = 0;
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)get_u8(r) << (8 * i);
-	return v;
-}
-
-static uint64_t get_u64(struct rbuf *r)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)get_u8(r) << (8 * i);
-	return v;
+		wire_put_u8(w, (uint8_t)s[i]);
 }
 
 /*
@@ -96,9 +28,9 @@ static uint64_t get_u64(struct rbuf *r)
  * short_read (the caller reports it); returns false for a string that is too long, empty
  * where a name is needed, or holds a byte outside printable ASCII.
  */
-static bool get_str(struct rbuf *r, char *out, size_t max, bool name)
+static bool get_str(struct wire_r *r, char *out, size_t max, bool name)
 {
-	size_t n = get_u8(r);
+	size_t n = wire_get_u8(r);
 
 	out[0] = '\0';
 	if (r->short_read)
@@ -267,113 +199,113 @@ static int check_msg(const struct pctl_msg *m)
 	return -EINVAL;
 }
 
-static void encode_body(const struct pctl_msg *m, struct wbuf *w)
+static void encode_body(const struct pctl_msg *m, struct wire_w *w)
 {
-	put_u8(w, PCTL_MAGIC);
-	put_u8(w, PCTL_VERSION);
-	put_u8(w, m->type);
-	put_u8(w, 0);
+	wire_put_u8(w, PCTL_MAGIC);
+	wire_put_u8(w, PCTL_VERSION);
+	wire_put_u8(w, m->type);
+	wire_put_u8(w, 0);
 	switch (m->type) {
 	case PCTL_NODE_HELLO: {
 		const struct pctl_hello *h = &m->u.hello;
-		put_u16(w, h->proto_version);
-		put_u16(w, h->ncpus);
-		put_u64(w, h->mem_capacity);
-		put_u64(w, h->net_capacity);
-		put_u64(w, h->instance);
+		wire_put_u16(w, h->proto_version);
+		wire_put_u16(w, h->ncpus);
+		wire_put_u64(w, h->mem_capacity);
+		wire_put_u64(w, h->net_capacity);
+		wire_put_u64(w, h->instance);
 		put_str(w, h->node);
 		break;
 	}
 	case PCTL_HELLO_ACK: {
 		const struct pctl_hello_ack *a = &m->u.hello_ack;
-		put_u32(w, (uint32_t)a->status);
-		put_u32(w, a->heartbeat_ms);
-		put_u64(w, a->ctl_instance);
+		wire_put_u32(w, (uint32_t)a->status);
+		wire_put_u32(w, a->heartbeat_ms);
+		wire_put_u64(w, a->ctl_instance);
 		put_str(w, a->reason);
 		break;
 	}
 	case PCTL_HEARTBEAT:
-		put_u64(w, m->u.hb.seq);
-		put_u64(w, m->u.hb.sent_ns);
-		put_u32(w, m->u.hb.nprocs);
+		wire_put_u64(w, m->u.hb.seq);
+		wire_put_u64(w, m->u.hb.sent_ns);
+		wire_put_u32(w, m->u.hb.nprocs);
 		break;
 	case PCTL_JOB_PROC: {
 		const struct pctl_job_proc *p = &m->u.proc;
-		put_u32(w, p->job);
-		put_u32(w, p->rank);
-		put_u32(w, (uint32_t)p->pid);
-		put_u8(w, p->event);
+		wire_put_u32(w, p->job);
+		wire_put_u32(w, p->rank);
+		wire_put_u32(w, (uint32_t)p->pid);
+		wire_put_u8(w, p->event);
 		put_str(w, p->name);
 		break;
 	}
 	case PCTL_RATE: {
 		const struct pctl_rate *r = &m->u.rate;
-		put_u32(w, r->job);
-		put_u32(w, r->rank);
-		put_u32(w, r->seq);
-		put_u64(w, r->units);
-		put_u64(w, r->interval_ns);
+		wire_put_u32(w, r->job);
+		wire_put_u32(w, r->rank);
+		wire_put_u32(w, r->seq);
+		wire_put_u64(w, r->units);
+		wire_put_u64(w, r->interval_ns);
 		break;
 	}
 	case PCTL_BW: {
 		const struct pctl_bw *b = &m->u.bw;
-		put_u64(w, b->window_ns);
-		put_u64(w, b->node_rx_bps);
-		put_u64(w, b->node_tx_bps);
-		put_u8(w, b->node_src);
-		put_u16(w, b->n);
+		wire_put_u64(w, b->window_ns);
+		wire_put_u64(w, b->node_rx_bps);
+		wire_put_u64(w, b->node_tx_bps);
+		wire_put_u8(w, b->node_src);
+		wire_put_u16(w, b->n);
 		for (unsigned i = 0; i < b->n; i++) {
 			const struct pctl_bw_entry *e = &b->e[i];
-			put_u32(w, e->job);
-			put_u32(w, e->rank);
-			put_u32(w, (uint32_t)e->pid);
-			put_u64(w, e->mem_bps);
-			put_u64(w, e->net_tx_bps);
-			put_u64(w, e->net_rx_bps);
-			put_u8(w, e->mem_src);
-			put_u8(w, e->net_src);
+			wire_put_u32(w, e->job);
+			wire_put_u32(w, e->rank);
+			wire_put_u32(w, (uint32_t)e->pid);
+			wire_put_u64(w, e->mem_bps);
+			wire_put_u64(w, e->net_tx_bps);
+			wire_put_u64(w, e->net_rx_bps);
+			wire_put_u8(w, e->mem_src);
+			wire_put_u8(w, e->net_src);
 		}
 		break;
 	}
 	case PCTL_TASK_STATS: {
 		const struct pctl_task_stats *s = &m->u.stats;
-		put_u16(w, s->n);
+		wire_put_u16(w, s->n);
 		for (unsigned i = 0; i < s->n; i++) {
 			const struct pctl_stats_entry *e = &s->e[i];
-			put_u32(w, e->job);
-			put_u32(w, e->rank);
-			put_u64(w, e->gen);
-			put_u32(w, (uint32_t)e->st.pid);
-			put_u32(w, (uint32_t)e->st.cpu);
-			put_u8(w, e->st.park);
-			put_u32(w, e->st.nthreads);
-			put_u64(w, e->st.resv.period);
-			put_u64(w, e->st.resv.slice);
-			put_u64(w, e->st.resv.deadline);
-			put_u64(w, e->st.resv.phase);
-			put_u64(w, e->st.managed_ns);
-			put_u64(w, e->st.periods);
-			put_u64(w, e->st.cpu_ns);
-			put_u64(w, e->st.misses);
-			put_u64(w, e->st.lateness_total_ns);
-			put_u64(w, e->st.lateness_max_ns);
+			wire_put_u32(w, e->job);
+			wire_put_u32(w, e->rank);
+			wire_put_u64(w, e->gen);
+			wire_put_u32(w, (uint32_t)e->st.pid);
+			wire_put_u32(w, (uint32_t)e->st.cpu);
+			wire_put_u8(w, e->st.park);
+			wire_put_u32(w, e->st.nthreads);
+			wire_put_u64(w, e->st.resv.period);
+			wire_put_u64(w, e->st.resv.slice);
+			wire_put_u64(w, e->st.resv.deadline);
+			wire_put_u64(w, e->st.resv.phase);
+			wire_put_u64(w, e->st.managed_ns);
+			wire_put_u64(w, e->st.periods);
+			wire_put_u64(w, e->st.cpu_ns);
+			wire_put_u64(w, e->st.misses);
+			wire_put_u64(w, e->st.lateness_total_ns);
+			wire_put_u64(w, e->st.lateness_max_ns);
 		}
 		break;
 	}
 	case PCTL_CONSTRAINT: {
 		const struct pctl_constraint *c = &m->u.cons;
-		put_u64(w, c->gen);
-		put_u64(w, c->resv.period);
-		put_u64(w, c->resv.slice);
-		put_u64(w, c->resv.deadline);
-		put_u64(w, c->resv.phase);
+		wire_put_u64(w, c->gen);
+		wire_put_u64(w, c->resv.period);
+		wire_put_u64(w, c->resv.slice);
+		wire_put_u64(w, c->resv.deadline);
+		wire_put_u64(w, c->resv.phase);
 		put_str(w, c->job);
 		break;
 	}
 	case PCTL_CONSTRAINT_ACK: {
 		const struct pctl_constraint_ack *a = &m->u.cack;
-		put_u64(w, a->gen);
-		put_u32(w, (uint32_t)a->status);
+		wire_put_u64(w, a->gen);
+		wire_put_u32(w, (uint32_t)a->status);
 		put_str(w, a->job);
 		put_str(w, a->reason);
 		break;
@@ -383,7 +315,7 @@ static void encode_body(const struct pctl_msg *m, struct wbuf *w)
 
 int pctl_size(const struct pctl_msg *m)
 {
-	struct wbuf w = {.p = NULL, .cap = 0, .len = 0};
+	struct wire_w w = {.p = NULL, .cap = 0, .len = 0};
 	int rc = check_msg(m);
 
 	if (rc)
@@ -395,7 +327,7 @@ int pctl_size(const struct pctl_msg *m)
 int pctl_encode(const struct pctl_msg *m, uint8_t *buf, size_t cap)
 {
 	int n = pctl_size(m);
-	struct wbuf w = {.p = buf, .cap = cap, .len = 0};
+	struct wire_w w = {.p = buf, .cap = cap, .len = 0};
 
 	if (n < 0)
 		return n;
@@ -433,18 +365,18 @@ static long fixed_body(uint8_t t)
 	return -1;
 }
 
-static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t whylen)
+static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t whylen)
 {
 	const char *tn = pctl_type_name(m->type);
 
 	switch (m->type) {
 	case PCTL_NODE_HELLO: {
 		struct pctl_hello *h = &m->u.hello;
-		h->proto_version = get_u16(r);
-		h->ncpus = get_u16(r);
-		h->mem_capacity = get_u64(r);
-		h->net_capacity = get_u64(r);
-		h->instance = get_u64(r);
+		h->proto_version = wire_get_u16(r);
+		h->ncpus = wire_get_u16(r);
+		h->mem_capacity = wire_get_u64(r);
+		h->net_capacity = wire_get_u64(r);
+		h->instance = wire_get_u64(r);
 		if (!get_str(r, h->node, PCTL_NAME_MAX, true)) {
 			say(why, whylen, "%s: bad node name", tn);
 			return -EBADMSG;
@@ -457,9 +389,9 @@ static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t why
 	}
 	case PCTL_HELLO_ACK: {
 		struct pctl_hello_ack *a = &m->u.hello_ack;
-		a->status = (int32_t)get_u32(r);
-		a->heartbeat_ms = get_u32(r);
-		a->ctl_instance = get_u64(r);
+		a->status = (int32_t)wire_get_u32(r);
+		a->heartbeat_ms = wire_get_u32(r);
+		a->ctl_instance = wire_get_u64(r);
 		if (!get_str(r, a->reason, PCTL_REASON_MAX, false)) {
 			say(why, whylen, "%s: bad reason string", tn);
 			return -EBADMSG;
@@ -467,16 +399,16 @@ static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t why
 		break;
 	}
 	case PCTL_HEARTBEAT:
-		m->u.hb.seq = get_u64(r);
-		m->u.hb.sent_ns = get_u64(r);
-		m->u.hb.nprocs = get_u32(r);
+		m->u.hb.seq = wire_get_u64(r);
+		m->u.hb.sent_ns = wire_get_u64(r);
+		m->u.hb.nprocs = wire_get_u32(r);
 		break;
 	case PCTL_JOB_PROC: {
 		struct pctl_job_proc *p = &m->u.proc;
-		p->job = get_u32(r);
-		p->rank = get_u32(r);
-		p->pid = (int32_t)get_u32(r);
-		p->event = get_u8(r);
+		p->job = wire_get_u32(r);
+		p->rank = wire_get_u32(r);
+		p->pid = (int32_t)wire_get_u32(r);
+		p->event = wire_get_u8(r);
 		if (!get_str(r, p->name, PCTL_NAME_MAX, true)) {
 			say(why, whylen, "%s: bad job name", tn);
 			return -EBADMSG;
@@ -495,20 +427,20 @@ static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t why
 	}
 	case PCTL_RATE: {
 		struct pctl_rate *q = &m->u.rate;
-		q->job = get_u32(r);
-		q->rank = get_u32(r);
-		q->seq = get_u32(r);
-		q->units = get_u64(r);
-		q->interval_ns = get_u64(r);
+		q->job = wire_get_u32(r);
+		q->rank = wire_get_u32(r);
+		q->seq = wire_get_u32(r);
+		q->units = wire_get_u64(r);
+		q->interval_ns = wire_get_u64(r);
 		break;
 	}
 	case PCTL_BW: {
 		struct pctl_bw *b = &m->u.bw;
-		b->window_ns = get_u64(r);
-		b->node_rx_bps = get_u64(r);
-		b->node_tx_bps = get_u64(r);
-		b->node_src = get_u8(r);
-		b->n = get_u16(r);
+		b->window_ns = wire_get_u64(r);
+		b->node_rx_bps = wire_get_u64(r);
+		b->node_tx_bps = wire_get_u64(r);
+		b->node_src = wire_get_u8(r);
+		b->n = wire_get_u16(r);
 		b->e = NULL;
 		if (r->short_read)
 			break;
@@ -535,14 +467,14 @@ static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t why
 		}
 		for (unsigned i = 0; i < b->n; i++) {
 			struct pctl_bw_entry *e = &b->e[i];
-			e->job = get_u32(r);
-			e->rank = get_u32(r);
-			e->pid = (int32_t)get_u32(r);
-			e->mem_bps = get_u64(r);
-			e->net_tx_bps = get_u64(r);
-			e->net_rx_bps = get_u64(r);
-			e->mem_src = get_u8(r);
-			e->net_src = get_u8(r);
+			e->job = wire_get_u32(r);
+			e->rank = wire_get_u32(r);
+			e->pid = (int32_t)wire_get_u32(r);
+			e->mem_bps = wire_get_u64(r);
+			e->net_tx_bps = wire_get_u64(r);
+			e->net_rx_bps = wire_get_u64(r);
+			e->mem_src = wire_get_u8(r);
+			e->net_src = wire_get_u8(r);
 			if (!src_ok(e->mem_src) || !src_ok(e->net_src)) {
 				say(why, whylen, "%s: entry %u: unknown source", tn, i);
 				free(b->e);
@@ -554,7 +486,7 @@ static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t why
 	}
 	case PCTL_TASK_STATS: {
 		struct pctl_task_stats *s = &m->u.stats;
-		s->n = get_u16(r);
+		s->n = wire_get_u16(r);
 		s->e = NULL;
 		if (r->short_read)
 			break;
@@ -578,34 +510,34 @@ static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t why
 		}
 		for (unsigned i = 0; i < s->n; i++) {
 			struct pctl_stats_entry *e = &s->e[i];
-			e->job = get_u32(r);
-			e->rank = get_u32(r);
-			e->gen = get_u64(r);
-			e->st.pid = (int32_t)get_u32(r);
-			e->st.cpu = (int32_t)get_u32(r);
-			e->st.park = get_u8(r);
-			e->st.nthreads = get_u32(r);
-			e->st.resv.period = get_u64(r);
-			e->st.resv.slice = get_u64(r);
-			e->st.resv.deadline = get_u64(r);
-			e->st.resv.phase = get_u64(r);
-			e->st.managed_ns = get_u64(r);
-			e->st.periods = get_u64(r);
-			e->st.cpu_ns = get_u64(r);
-			e->st.misses = get_u64(r);
-			e->st.lateness_total_ns = get_u64(r);
-			e->st.lateness_max_ns = get_u64(r);
+			e->job = wire_get_u32(r);
+			e->rank = wire_get_u32(r);
+			e->gen = wire_get_u64(r);
+			e->st.pid = (int32_t)wire_get_u32(r);
+			e->st.cpu = (int32_t)wire_get_u32(r);
+			e->st.park = wire_get_u8(r);
+			e->st.nthreads = wire_get_u32(r);
+			e->st.resv.period = wire_get_u64(r);
+			e->st.resv.slice = wire_get_u64(r);
+			e->st.resv.deadline = wire_get_u64(r);
+			e->st.resv.phase = wire_get_u64(r);
+			e->st.managed_ns = wire_get_u64(r);
+			e->st.periods = wire_get_u64(r);
+			e->st.cpu_ns = wire_get_u64(r);
+			e->st.misses = wire_get_u64(r);
+			e->st.lateness_total_ns = wire_get_u64(r);
+			e->st.lateness_max_ns = wire_get_u64(r);
 		}
 		break;
 	}
 	case PCTL_CONSTRAINT: {
 		struct pctl_constraint *c = &m->u.cons;
 		char rwhy[160];
-		c->gen = get_u64(r);
-		c->resv.period = get_u64(r);
-		c->resv.slice = get_u64(r);
-		c->resv.deadline = get_u64(r);
-		c->resv.phase = get_u64(r);
+		c->gen = wire_get_u64(r);
+		c->resv.period = wire_get_u64(r);
+		c->resv.slice = wire_get_u64(r);
+		c->resv.deadline = wire_get_u64(r);
+		c->resv.phase = wire_get_u64(r);
 		if (!get_str(r, c->job, PCTL_NAME_MAX, true)) {
 			say(why, whylen, "%s: bad job name", tn);
 			return -EBADMSG;
@@ -621,8 +553,8 @@ static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t why
 	}
 	case PCTL_CONSTRAINT_ACK: {
 		struct pctl_constraint_ack *a = &m->u.cack;
-		a->gen = get_u64(r);
-		a->status = (int32_t)get_u32(r);
+		a->gen = wire_get_u64(r);
+		a->status = (int32_t)wire_get_u32(r);
 		if (!get_str(r, a->job, PCTL_NAME_MAX, true)) {
 			say(why, whylen, "%s: bad job name", tn);
 			return -EBADMSG;
@@ -639,7 +571,7 @@ static int decode_body(struct rbuf *r, struct pctl_msg *m, char *why, size_t why
 
 int pctl_decode(const uint8_t *buf, size_t len, struct pctl_msg *m, char *why, size_t whylen)
 {
-	struct rbuf r = {.p = buf, .len = len, .off = PCTL_HDR, .short_read = false};
+	struct wire_r r = {.p = buf, .len = len, .off = PCTL_HDR, .short_read = false};
 	long fixed;
 	int rc;
 
@@ -690,13 +622,13 @@ int pctl_decode(const uint8_t *buf, size_t len, struct pctl_msg *m, char *why, s
 
 int pctl_peek_constraint(const uint8_t *buf, size_t len, uint64_t *gen, char job[PCTL_NAME_MAX + 1])
 {
-	struct rbuf r = {.p = buf, .len = len, .off = PCTL_HDR, .short_read = false};
+	struct wire_r r = {.p = buf, .len = len, .off = PCTL_HDR, .short_read = false};
 	const size_t fixed = PCTL_HDR + 8 * 5;
 
 	if (len < fixed + 1 || len > fixed + 1 + PCTL_NAME_MAX || buf[0] != PCTL_MAGIC ||
 	    buf[1] != PCTL_VERSION || buf[2] != PCTL_CONSTRAINT || buf[3] != 0)
 		return -EBADMSG;
-	*gen = get_u64(&r);
+	*gen = wire_get_u64(&r);
 	r.off = fixed;
 	if (!get_str(&r, job, PCTL_NAME_MAX, true) || r.short_read || r.off != len)
 		return -EBADMSG;

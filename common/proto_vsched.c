@@ -74,7 +74,7 @@ static int request_body_len(uint8_t type)
 int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 {
 	int body = request_body_len(req->type);
-	struct wire_w w = {buf};
+	struct wire_w w = {.p = buf, .cap = cap};
 
 	if (body < 0)
 		return -EINVAL;
@@ -104,7 +104,7 @@ int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 	default: /* VSP_LIST: header only */
 		break;
 	}
-	return (int)(w.p - buf);
+	return (int)w.len;
 }
 
 /* Length of the message as it goes on the wire: up to the NUL, at most VSP_MSG_MAX. */
@@ -137,7 +137,7 @@ static void put_stat(struct wire_w *w, const struct vsp_task_stat *t)
 int vsp_encode_reply(const struct vsp_reply *rep, uint8_t *buf, size_t cap)
 {
 	size_t len, mlen = msg_wire_len(rep);
-	struct wire_w w = {buf};
+	struct wire_w w = {.p = buf, .cap = cap};
 
 	if (rep->ntasks > VSP_MAX_TASKS || (rep->ntasks > 0 && rep->tasks == NULL))
 		return -EINVAL;
@@ -147,8 +147,7 @@ int vsp_encode_reply(const struct vsp_reply *rep, uint8_t *buf, size_t cap)
 	put_header(&w, VSP_REPLY);
 	wire_put_i32(&w, rep->status);
 	wire_put_u16(&w, (uint16_t)mlen);
-	memcpy(w.p, rep->msg, mlen);
-	w.p += mlen;
+	wire_put_bytes(&w, rep->msg, mlen);
 	wire_put_u32(&w, rep->ntasks);
 	for (uint32_t i = 0; i < rep->ntasks; i++)
 		put_stat(&w, &rep->tasks[i]);
@@ -218,7 +217,7 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
                        size_t whylen)
 {
 	struct vsp_request q;
-	struct wire_r r = {buf + HDR_LEN};
+	struct wire_r r = {.p = buf, .len = len, .off = HDR_LEN};
 	uint8_t type = 0;
 	int body, rc;
 
@@ -304,7 +303,7 @@ static int check_stat(const struct vsp_task_stat *t, uint32_t i, char *why, size
 static int check_reply_layout(const uint8_t *buf, size_t len, uint16_t *msglen, uint32_t *ntasks,
                               char *why, size_t whylen)
 {
-	struct wire_r r = {buf + HDR_LEN + 4};
+	struct wire_r r = {.p = buf, .len = len, .off = HDR_LEN + 4};
 	size_t need;
 
 	if (len < HDR_LEN + REPLY_FIXED) {
@@ -321,7 +320,7 @@ static int check_reply_layout(const uint8_t *buf, size_t len, uint16_t *msglen, 
 		wire_why(why, whylen, "reply truncated: %zu bytes", len);
 		return -EBADMSG;
 	}
-	r.p += *msglen;
+	r.off += *msglen;
 	*ntasks = wire_get_u32(&r);
 	if (*ntasks > VSP_MAX_TASKS) {
 		wire_why(why, whylen, "reply lists %u tasks (at most %d)", *ntasks, VSP_MAX_TASKS);
@@ -340,7 +339,7 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
                      size_t whylen)
 {
 	struct vsp_task_stat *tasks = NULL;
-	struct wire_r r = {buf + HDR_LEN};
+	struct wire_r r = {.p = buf, .len = len, .off = HDR_LEN};
 	const uint8_t *msg;
 	uint8_t type = 0;
 	uint16_t msglen;
@@ -363,13 +362,13 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 		wire_why(why, whylen, "reply status %d: must be 0 or -errno", (int)status);
 		return -EINVAL;
 	}
-	r.p += 2; /* msglen, already read */
-	if (memchr(r.p, '\0', msglen) != NULL) {
+	r.off += 2; /* msglen, already read */
+	if (memchr(r.p + r.off, '\0', msglen) != NULL) {
 		wire_why(why, whylen, "reply message contains a NUL byte");
 		return -EBADMSG;
 	}
-	msg = r.p;
-	r.p += msglen + 4; /* message, ntasks */
+	msg = r.p + r.off;
+	r.off += msglen + 4; /* message, ntasks */
 	if (ntasks > 0) {
 		tasks = calloc(ntasks, sizeof(*tasks));
 		if (tasks == NULL) {

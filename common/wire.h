@@ -2,15 +2,18 @@
  * Little-endian field codec shared by every wire protocol (proto_vsched, proto_ctl,
  * proto_admin, proto_apprate), and the one-line refusal reason they all produce.
  *
- * Cursors do no bounds checking: each encoder computes the exact frame size and checks
- * the buffer capacity first, each decoder checks the exact frame length first. Integers
- * are encoded byte by byte, so the layout never depends on the host's struct padding or
- * endianness. Header-only (static inline) so libapprate can use it without vsched_common.
+ * Cursors are bounds-checked: a writer never stores past cap but keeps counting len, so
+ * an encoder can compare len with cap at the end (or size a frame with cap 0); a reader
+ * never reads past len, returns 0 instead and sets short_read, so a decoder checks it once
+ * after reading a record. Integers are encoded byte by byte, so the layout never depends
+ * on the host's struct padding or endianness. Header-only (static inline) so libapprate
+ * can use it without linking vsched_common.
  */
 #ifndef VSCHED_WIRE_H
 #define VSCHED_WIRE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,15 +21,20 @@
 
 struct wire_w {
 	uint8_t *p;
+	size_t cap, len;
 };
 
 struct wire_r {
 	const uint8_t *p;
+	size_t len, off;
+	bool short_read;
 };
 
 static inline void wire_put_u8(struct wire_w *w, uint8_t v)
 {
-	*w->p++ = v;
+	if (w->len < w->cap)
+		w->p[w->len] = v;
+	w->len++;
 }
 
 static inline void wire_put_u16(struct wire_w *w, uint16_t v)
@@ -54,13 +62,17 @@ static inline void wire_put_i32(struct wire_w *w, int32_t v)
 
 static inline void wire_put_bytes(struct wire_w *w, const void *src, size_t n)
 {
-	memcpy(w->p, src, n);
-	w->p += n;
+	for (size_t i = 0; i < n; i++)
+		wire_put_u8(w, ((const uint8_t *)src)[i]);
 }
 
 static inline uint8_t wire_get_u8(struct wire_r *r)
 {
-	return *r->p++;
+	if (r->off >= r->len) {
+		r->short_read = true;
+		return 0;
+	}
+	return r->p[r->off++];
 }
 
 static inline uint16_t wire_get_u16(struct wire_r *r)
@@ -93,10 +105,15 @@ static inline int32_t wire_get_i32(struct wire_r *r)
 	return v;
 }
 
+/* Copies n bytes out, or sets short_read (and copies nothing) if fewer remain. */
 static inline void wire_get_bytes(struct wire_r *r, void *dst, size_t n)
 {
-	memcpy(dst, r->p, n);
-	r->p += n;
+	if (r->len - r->off < n || r->off > r->len) {
+		r->short_read = true;
+		return;
+	}
+	memcpy(dst, r->p + r->off, n);
+	r->off += n;
 }
 
 /* Writes a one-line reason into why (if given); always NUL-terminated. */
