@@ -67,11 +67,12 @@ struct disp {
 	uint64_t *delta; /* per task index: CPU ns consumed since the last sample */
 	pid_t primary;
 	int chain_len;
-	mono_ns applied_at;   /* end of the previous iteration */
-	mono_ns idle_seen_at; /* last time raised tasks left the CPU idle */
-	uint64_t lat;         /* EWMA of how late timed wake-ups are, ns */
-	uint64_t lat_max;     /* latest timed wake-up seen, ns (logged at stop) */
-	uint64_t late_1ms;    /* timed wake-ups more than 1 ms late */
+	mono_ns applied_at;               /* end of the previous iteration */
+	mono_ns idle_seen_at;             /* last time raised tasks left the CPU idle */
+	uint64_t lat;                     /* EWMA of how late timed wake-ups are, ns */
+	uint64_t lat_max;                 /* latest timed wake-up seen, ns (logged at stop) */
+	uint64_t late_1ms;                /* timed wake-ups more than 1 ms late */
+	uint64_t chg_n, chg_sum, chg_max; /* reservation change: publish -> applied, ns */
 	bool started;
 };
 
@@ -264,6 +265,14 @@ static mono_ns dispatch_once(struct disp *d, mono_ns now)
 		struct edf_job *j = &d->jobs[i];
 
 		if (!run->started || run->gen != rv->gen || run->epoch != epoch) {
+			if (run->started && run->gen != rv->gen &&
+			    mono_before(rv->published_at, now)) {
+				uint64_t dt = now - rv->published_at;
+				d->chg_n++;
+				d->chg_sum += dt;
+				if (dt > d->chg_max)
+					d->chg_max = dt;
+			}
 			job_build(t, rv, epoch, now);
 		} else {
 			if (!run->closed && !mono_before(now, run->deadline))
@@ -504,6 +513,13 @@ void dispatch_stop(struct sched *s)
 				    s->dctx[i].cpu, (double)s->dctx[i].lat / 1e3,
 				    (double)s->dctx[i].lat_max / 1e3,
 				    (unsigned long long)s->dctx[i].late_1ms);
+			if (s->dctx[i].chg_n)
+				log_info("cpu %d: %llu reservation changes seen by the dispatcher "
+				         "%.1f us after publication on average, %.1f us at most",
+				         s->dctx[i].cpu, (unsigned long long)s->dctx[i].chg_n,
+				         (double)s->dctx[i].chg_sum / (double)s->dctx[i].chg_n /
+				             1e3,
+				         (double)s->dctx[i].chg_max / 1e3);
 			free(s->dctx[i].jobs);
 			free(s->dctx[i].chain);
 			free(s->dctx[i].rank);

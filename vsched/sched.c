@@ -209,6 +209,7 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 		fatal("sched_add: out of memory");
 	t->resv->r = r;
 	t->resv->gen = 1;
+	t->resv->published_at = mono_now();
 
 	/* Validation done. From here every change is undone on failure. */
 	if (s->wd) {
@@ -287,6 +288,7 @@ int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t 
 		fatal("sched_set: out of memory");
 	nr->r = r;
 	nr->gen = old->gen + 1;
+	nr->published_at = mono_now();
 	rcu_assign_pointer(t->resv, nr);
 	/* Only the API thread reads load; dispatchers never do. */
 	ct->load = others + need;

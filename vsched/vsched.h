@@ -75,6 +75,7 @@ struct task_threads {
 struct task_resv {
 	struct vsp_resv r; /* deadline already resolved (never 0) */
 	uint64_t gen;
+	mono_ns published_at; /* when sched_add/sched_set published it (change latency) */
 	struct rcu_head rcu;
 };
 
