@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds twice (optimised, and with AddressSanitizer/UBSan) and runs
+# the whole test suite under CTest in both builds. Integration tests that need root or
+# SCHED_FIFO are skipped with a reason when they cannot run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh build
+bash scripts/build.sh build-asan -DVSCHED_SANITIZE=ON
+
+echo "=== tests: optimised build"
+ctest --test-dir build --output-on-failure --timeout 300
+echo "=== tests: AddressSanitizer + UBSan build"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ctest --test-dir build-asan --output-on-failure --timeout 300
