@@ -1,0 +1,182 @@
+/*
+ * vschedctl job SUBCOMMAND: dispatch by subcommand (run here; list, show, set in cmd_ctl.c),
+ * and `job run`.
+ *
+ *   vschedctl job run --job NAME [--rank N] [--rate PERCENT] [--agent ENDPOINT] -- CMD [ARGS]
+ *
+ * `job run` starts CMD as a rank of job NAME: it sets the environment libapprate reads
+ * (VSCHED_JOB, VSCHED_RANK, VSCHED_AGENT, and VSCHED_TARGET with --rate; DESIGN.md §3, §6),
+ * so that the application registers with the node's agent, and then *execs* CMD in place.
+ * Same process, same pid: the pid the application registers is the one a `vschedctl run`
+ * around it put under a reservation; SIGINT/SIGTERM sent to vschedctl reach CMD itself; and
+ * vschedctl's exit status is CMD's (as a shell reports it: 128+N when killed by signal N).
+ * If CMD cannot be executed: one line, exit 127. Bad arguments: one line, exit 2, CMD not run.
+ *
+ * Without --rank the rank is kept from $VSCHED_RANK, else taken from the launcher's rank
+ * variable (SLURM_PROCID, PMIX_RANK, PMI_RANK, OMPI_COMM_WORLD_RANK), else 0, so that
+ * `mpirun -n 4 vschedctl job run --job J -- ./app` numbers its ranks. Without --agent an
+ * inherited $VSCHED_AGENT is kept (else libapprate's default endpoint applies).
+ */
+#include "vschedctl.h"
+
+#include "ctladmin.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto_apprate.h"
+
+/* Rank variables of common launchers, checked in this order when --rank is not given. */
+static const char *const rank_vars[] = {"VSCHED_RANK", "SLURM_PROCID", "PMIX_RANK", "PMI_RANK",
+                                        "OMPI_COMM_WORLD_RANK"};
+
+/* A rank: decimal digits, 0..INT32_MAX. Returns 0 or -1. */
+static int parse_rank(const char *s, long *out)
+{
+	long v = 0;
+
+	if (*s == '\0' || strlen(s) > 10)
+		return -1;
+	for (const char *p = s; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (v > INT32_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A target rate in percent: a decimal number, optional '%', in (0, 100]. */
+static double parse_rate(const char *s)
+{
+	char *end;
+	double v;
+
+	if (s[0] < '0' || s[0] > '9') /* no sign, blank, "inf", "nan" */
+		args_fail("job run", "--rate '%s': must be a percentage in (0, 100], e.g. 40", s);
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end == '%')
+		end++;
+	if (errno != 0 || *end != '\0' || !isfinite(v))
+		args_fail("job run", "--rate '%s': must be a percentage in (0, 100], e.g. 40", s);
+	if (v <= 0.0 || v > 100.0)
+		args_fail("job run", "--rate '%s': must be greater than 0 and at most 100", s);
+	return v;
+}
+
+/* ipc://PATH or tcp://HOST:PORT, the transports an agent can be reached by. */
+static void check_agent(const char *s)
+{
+	const char *colon, *port;
+	long p = 0;
+
+	if (strncmp(s, "ipc://", 6) == 0) {
+		size_t len = strlen(s + 6);
+
+		if (len == 0)
+			args_fail("job run", "--agent '%s': ipc:// needs a socket path", s);
+		if (len > 107) /* sizeof(sun_path) - 1 */
+			args_fail("job run", "--agent '%s': ipc path longer than 107 bytes", s);
+		return;
+	}
+	if (strncmp(s, "tcp://", 6) == 0) {
+		colon = strrchr(s + 6, ':');
+		port = colon != NULL ? colon + 1 : "";
+
+		if (colon == NULL || colon == s + 6 || parse_rank(port, &p) != 0 || p < 1 ||
+		    p > 65535)
+			args_fail("job run",
+			          "--agent '%s': must be tcp://HOST:PORT (port 1..65535)", s);
+		return;
+	}
+	args_fail("job run", "--agent '%s': must be ipc://PATH or tcp://HOST:PORT", s);
+}
+
+static int job_run(const char *endpoint, int argc, char **argv)
+{
+	struct ctl_opt opts[] = {
+	    {"job", true, NULL},   {"rank", true, NULL}, {"rate", true, NULL},
+	    {"agent", true, NULL}, {NULL, false, NULL},
+	};
+	const char *job = NULL, *rank = NULL;
+	char **cmd = NULL, rate[32], rankbuf[16];
+	int ncmd = 0;
+	long r = 0;
+
+	(void)endpoint; /* job run talks to nobody: the application's libapprate does */
+	args_parse("job run", argc, argv, opts, NULL, 0, true, &cmd, &ncmd);
+	job = opts[0].value;
+	if (job == NULL)
+		args_fail("job run", "--job NAME is required");
+	if (aproto_check_job(job) != 0)
+		args_fail("job run",
+		          "--job '%s': must be 1..%d printable ASCII characters, no "
+		          "blanks",
+		          job, APROTO_JOB_MAX);
+	if (opts[1].value != NULL) {
+		rank = opts[1].value;
+		if (parse_rank(rank, &r) != 0)
+			args_fail("job run", "--rank '%s': must be an integer 0..%d", rank,
+			          INT32_MAX);
+	} else {
+		for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]) && !rank; i++) {
+			const char *v = getenv(rank_vars[i]);
+
+			if (v == NULL || v[0] == '\0')
+				continue;
+			if (parse_rank(v, &r) != 0)
+				args_fail("job run", "$%s '%s' is not a rank (0..%d); give --rank",
+				          rank_vars[i], v, INT32_MAX);
+			rank = v;
+		}
+	}
+	if (opts[3].value != NULL)
+		check_agent(opts[3].value);
+	if (opts[2].value != NULL)
+		snprintf(rate, sizeof(rate), "%g", parse_rate(opts[2].value));
+	if (ncmd == 0)
+		args_fail("job run", "missing command (vschedctl job run --job NAME -- CMD)");
+
+	snprintf(rankbuf, sizeof(rankbuf), "%ld", r);
+	if (setenv("VSCHED_JOB", job, 1) != 0 || setenv("VSCHED_RANK", rankbuf, 1) != 0 ||
+	    (opts[3].value != NULL && setenv("VSCHED_AGENT", opts[3].value, 1) != 0) ||
+	    (opts[2].value != NULL && setenv("VSCHED_TARGET", rate, 1) != 0)) {
+		fprintf(stderr, "vschedctl: job run: setenv: %s\n", strerror(errno));
+		return CTL_EXIT_FAIL;
+	}
+	fflush(NULL);
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "vschedctl: job run: %s: %s\n", cmd[0], strerror(errno));
+	return 127;
+}
+
+/*
+ * Subcommands of `job`. `run` is local (above); `list`, `show` and `set` ask
+ * vsched-controller (cmd_ctl.c, endpoint from -C / $VSCHED_CONTROLLER).
+ */
+static const struct {
+	const char *name;
+	int (*fn)(const char *endpoint, int argc, char **argv);
+} job_cmds[] = {
+    {"run", job_run},
+    {"list", cmd_job_list}, /* cmd_ctl.c: vsched-controller */
+    {"show", cmd_job_show},
+    {"set", cmd_job_set},
+};
+
+int cmd_job(const char *endpoint, int argc, char **argv)
+{
+	if (argc < 1)
+		args_fail("job", "missing subcommand (run, list, show or set)");
+	for (size_t i = 0; i < sizeof(job_cmds) / sizeof(job_cmds[0]); i++)
+		if (strcmp(argv[0], job_cmds[i].name) == 0)
+			return job_cmds[i].fn(endpoint, argc - 1, argv + 1);
+	args_fail("job", "unknown subcommand '%s' (run, list, show or set)", argv[0]);
+}
