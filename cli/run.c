@@ -107,7 +107,7 @@ int cmd_run(const char *endpoint, int argc, char **argv)
 	park = args_opt(opts, "park")->value;
 	if (cpu != NULL)
 		req.cpu = args_cpu("run", cpu);
-	req.park = park != NULL ? args_park("run", park) : VSP_PARK_STOP;
+	req.park = park != NULL ? args_park("run", park) : VSP_PARK_DEFAULT;
 
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		fprintf(stderr, "vschedctl: run: pipe: %s\n", strerror(errno));

@@ -55,7 +55,7 @@ static int task_add_set(const char *endpoint, bool add, int argc, char **argv)
 
 		if (cpu->value != NULL)
 			req.cpu = args_cpu(cmd, cpu->value);
-		req.park = park->value != NULL ? args_park(cmd, park->value) : VSP_PARK_STOP;
+		req.park = park->value != NULL ? args_park(cmd, park->value) : VSP_PARK_DEFAULT;
 	}
 	snprintf(what, sizeof(what), "%s %d", cmd, (int)req.pid);
 	rc = exchange(endpoint, what, &req, &rep);

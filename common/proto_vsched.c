@@ -204,8 +204,9 @@ static int check_request(const struct vsp_request *q, char *why, size_t whylen)
 		         (int)q->cpu);
 		return -EINVAL;
 	}
-	if (q->type == VSP_ADD && !park_valid(q->park)) {
-		wire_why(why, whylen, "park %u: must be 0 (stop) or 1 (idle)", q->park);
+	if (q->type == VSP_ADD && !park_valid(q->park) && q->park != VSP_PARK_DEFAULT) {
+		wire_why(why, whylen, "park %u: must be 0 (stop), 1 (idle) or 2 (default)",
+		         q->park);
 		return -EINVAL;
 	}
 	if (r.deadline == 0)

@@ -26,8 +26,8 @@
 #define VSP_MAGIC     'V'
 #define VSP_VERSION   1
 #define VSP_MSG_MAX   240
-#define VSP_MAX_TASKS 4096	  /* largest LIST reply */
-#define VSP_MAX_FRAME 512	  /* largest request frame accepted */
+#define VSP_MAX_TASKS 4096 /* largest LIST reply */
+#define VSP_MAX_FRAME 512  /* largest request frame accepted */
 
 enum vsp_type {
 	VSP_ADD = 1,
@@ -39,16 +39,17 @@ enum vsp_type {
 };
 
 enum vsp_park {
-	VSP_PARK_STOP = 0, /* SIGSTOP/SIGCONT: strict, exact utilisation */
-	VSP_PARK_IDLE = 1, /* SCHED_IDLE: work-conserving */
+	VSP_PARK_STOP = 0,    /* SIGSTOP/SIGCONT: strict, exact utilisation */
+	VSP_PARK_IDLE = 1,    /* SCHED_IDLE: work-conserving */
+	VSP_PARK_DEFAULT = 2, /* ADD only: the daemon's configured `park` policy */
 };
 
 /* A reservation: slice of CPU time in every [release, release + deadline), period apart. */
 struct vsp_resv {
 	uint64_t period;   /* ns, > 0 */
-	uint64_t slice;	   /* ns, 0 < slice <= deadline */
+	uint64_t slice;    /* ns, 0 < slice <= deadline */
 	uint64_t deadline; /* ns, <= period; 0 means = period */
-	uint64_t phase;	   /* ns, < period: first release at epoch + phase */
+	uint64_t phase;    /* ns, < period: first release at epoch + phase */
 };
 
 struct vsp_request {
@@ -67,10 +68,10 @@ struct vsp_task_stat {
 	uint8_t park;
 	uint32_t nthreads;
 	struct vsp_resv resv;
-	uint64_t managed_ns;	   /* wall time since the task was added */
-	uint64_t periods;	   /* jobs (periods) completed */
-	uint64_t cpu_ns;	   /* CPU time received under the reservation */
-	uint64_t misses;	   /* periods runnable throughout but short of the slice */
+	uint64_t managed_ns;        /* wall time since the task was added */
+	uint64_t periods;           /* jobs (periods) completed */
+	uint64_t cpu_ns;            /* CPU time received under the reservation */
+	uint64_t misses;            /* periods runnable throughout but short of the slice */
 	uint64_t lateness_total_ns; /* sum over missed periods of the CPU still owed */
 	uint64_t lateness_max_ns;
 };
@@ -96,9 +97,9 @@ size_t vsp_reply_size(const struct vsp_reply *rep);
  * allocated. vsp_decode_reply allocates rep->tasks (NULL when ntasks == 0).
  */
 int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, char *why,
-		       size_t whylen);
+                       size_t whylen);
 int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char *why,
-		     size_t whylen);
+                     size_t whylen);
 
 /*
  * Static checks of a reservation (after deadline 0 has been replaced by period):

@@ -157,7 +157,8 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	rc = check_resv(s, &r, why, whylen);
 	if (rc)
 		return rc;
-	if (req->park != VSP_PARK_STOP && req->park != VSP_PARK_IDLE) {
+	if (req->park != VSP_PARK_STOP && req->park != VSP_PARK_IDLE &&
+	    req->park != VSP_PARK_DEFAULT) {
 		snprintf(why, whylen, "park %u: must be stop or idle", req->park);
 		return -EINVAL;
 	}
@@ -202,7 +203,7 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 		return rc;
 	t->cpu = s->cfg.cpus[idx];
 	t->cpu_idx = idx;
-	t->park = req->park;
+	t->park = req->park == VSP_PARK_DEFAULT ? s->cfg.park : req->park;
 	t->added_at = mono_now();
 	t->resv = calloc(1, sizeof(*t->resv));
 	if (!t->resv)

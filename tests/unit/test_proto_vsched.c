@@ -80,6 +80,21 @@ static void test_request_round_trip(void **state)
 }
 
 /* The layout is little-endian field by field, independent of the host. */
+/* ADD may leave the park policy to the daemon's configuration. */
+static void test_request_park_default(void **state)
+{
+	struct vsp_request q = sample_request(VSP_ADD), back;
+	uint8_t buf[VSP_MAX_FRAME];
+	char why[128] = "";
+	int len;
+
+	(void)state;
+	q.park = VSP_PARK_DEFAULT;
+	len = encode(&q, buf);
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), 0);
+	assert_int_equal(back.park, VSP_PARK_DEFAULT);
+}
+
 static void test_request_bytes(void **state)
 {
 	struct vsp_request q = sample_request(VSP_ADD);
@@ -204,7 +219,7 @@ static void test_request_bad_ranges(void **state)
 	q.cpu = -2;
 	refused(&q, -EINVAL, "cpu");
 	q = sample_request(VSP_ADD);
-	q.park = 2;
+	q.park = 3;
 	refused(&q, -EINVAL, "park");
 	q = sample_request(VSP_ADD);
 	q.resv.slice = 9 * MS; /* > deadline 8 ms */
@@ -466,6 +481,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_request_round_trip),
+	    cmocka_unit_test(test_request_park_default),
 	    cmocka_unit_test(test_request_bytes),
 	    cmocka_unit_test(test_request_every_truncation_refused),
 	    cmocka_unit_test(test_request_bad_header),
