@@ -26,6 +26,12 @@
 #define AGENT_WMAX         16 /* largest w (windows averaged) */
 #define AGENT_MAX_JOBS     256
 #define AGENT_MAX_HANDLES  4096
+/*
+ * A handle is stale after this many of its report intervals without a frame, capped at
+ * AGENT_STALE_MAX_NS (libapprate intervals go up to 1 h). See registry_reap().
+ */
+#define AGENT_STALE_INTERVALS 4
+#define AGENT_STALE_MAX_NS    (5 * NSEC_PER_SEC)
 
 struct agent_config {
 	char node[PCTL_NAME_MAX + 1];
@@ -122,6 +128,7 @@ struct agent_proc {
 	uint64_t starttime; /* /proc/PID/stat field 22: guards against pid reuse */
 	int job;            /* index into jobs */
 	uint32_t rank;
+	bool exited;         /* pid gone: kept only until its handles fall silent */
 	bool managed;        /* under vsched with resv */
 	bool seen_in_vsched; /* in vsched's last LIST */
 	uint64_t gen;        /* generation applied (0: provisional) */
@@ -143,6 +150,7 @@ struct agent_handle {
 	uint32_t next_seq;
 	bool closing; /* final REPORT seen: only its BYTES may follow */
 	uint32_t final_seq;
+	uint64_t interval_ns; /* report interval from REGISTER */
 	mono_ns last_seen;
 };
 
@@ -192,6 +200,7 @@ struct agent {
 	struct agent_job jobs[AGENT_MAX_JOBS];
 	struct agent_proc *procs; /* cfg.max_procs */
 	struct agent_handle *handles;
+	int handles_hw; /* every used handle slot is below this index (never shrinks) */
 	uint32_t next_job_handle;
 	struct snet_table socks;
 	struct bwavg node_rx, node_tx;
@@ -272,9 +281,21 @@ int registry_add_proc(struct agent *a, const char *job, uint32_t rank, pid_t pid
                       uint64_t starttime, char *why, size_t whylen);
 /* Forgets a process (and its handles, and its job when it was the last). */
 void registry_drop_proc(struct agent *a, int idx);
-/* Binds a libapprate handle to a proc. Returns 0 or -1 (table full). */
-int registry_bind_handle(struct agent *a, uint32_t handle, int proc);
+/*
+ * Binds a libapprate handle (report interval interval_ns) to a proc. Returns 0 or -1
+ * (table full).
+ */
+int registry_bind_handle(struct agent *a, uint32_t handle, int proc, uint64_t interval_ns);
+/* Processes registered and alive (exited ones waiting for their last frames not counted). */
 int registry_nprocs(const struct agent *a);
+/*
+ * Every q: marks processes whose pid is gone (or reused) exited, announces LEFT and forgets
+ * an exited process once every handle bound to it has been silent for its stale time
+ * (AGENT_STALE_INTERVALS report intervals, at most AGENT_STALE_MAX_NS), and frees closing
+ * handles (FINAL seen) of live processes after the same silence. Returns the number of
+ * processes forgotten.
+ */
+int registry_reap(struct agent *a, mono_ns now);
 /* Start time of pid (field 22 of /proc/PID/stat), 0 when it does not exist. */
 uint64_t registry_starttime(pid_t pid);
 /* uid owning /proc/PID, or -1. */

@@ -151,7 +151,7 @@ static int on_register(struct agent *a, const struct aproto_register *r, long pe
 		a->procs[p].rank = r->rank;
 		ctl_announce(a, p, PCTL_PROC_JOINED);
 	}
-	if (registry_bind_handle(a, r->handle, p) != 0)
+	if (registry_bind_handle(a, r->handle, p, r->interval_ns) != 0)
 		return refuse(a, &a->cnt.app_full, -ENOSPC, "REGISTER: handle table full");
 	return 0;
 }

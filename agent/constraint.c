@@ -47,7 +47,7 @@ static int collect_undo(struct agent *a, int j, struct undo *u)
 
 	for (int i = 0; i < a->cfg.max_procs; i++) {
 		const struct agent_proc *pr = &a->procs[i];
-		if (!pr->used || pr->job != j)
+		if (!pr->used || pr->job != j || pr->exited)
 			continue;
 		u[n].idx = i;
 		u[n].had = pr->managed;
@@ -110,6 +110,18 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 			continue;
 		}
 		rc = vsc_put(&a->vs, pr->pid, &c->resv, a->cfg.park, u[k].had, pwhy, sizeof(pwhy));
+		if (rc == -ESRCH && registry_starttime(pr->pid) != pr->starttime) {
+			/*
+			 * It exited since the last sampling round: not a refusal. Undoing the
+			 * whole constraint for a process that no longer matters would be wrong.
+			 */
+			log_info("job %s: pid %d rank %u exited", c->job, (int)pr->pid, pr->rank);
+			pr->exited = true;
+			u[k].idx = -1;
+			rc = 0;
+			ndone = k + 1;
+			continue;
+		}
 		if (rc != 0) {
 			a->cnt.vsched_errors++;
 			snprintf(why, whylen, "job %s: pid %d: %s", c->job, (int)pr->pid, pwhy);
@@ -236,7 +248,7 @@ static void reconcile(struct agent *a)
 		bool seen = pr->seen_in_vsched;
 
 		pr->seen_in_vsched = false;
-		if (!pr->used || !pr->managed || seen)
+		if (!pr->used || pr->exited || !pr->managed || seen)
 			continue;
 		if (vsc_put(&a->vs, pr->pid, &pr->resv, a->cfg.park, false, why, sizeof(why)) == 0)
 			log_info("job %s: pid %d was no longer under vsched: put back",
@@ -273,7 +285,7 @@ void cons_send_stats(struct agent *a)
 	}
 	for (uint32_t i = 0; i < rep.ntasks && n < PCTL_MAX_ENTRIES; i++) {
 		int p = registry_find_proc(a, rep.tasks[i].pid);
-		if (p < 0)
+		if (p < 0 || a->procs[p].exited)
 			continue;
 		a->procs[p].seen_in_vsched = true;
 		e[n].job = a->jobs[a->procs[p].job].handle;

@@ -207,7 +207,7 @@ static void on_registered(struct agent *a, const struct pctl_hello_ack *ack, mon
 	a->ctl.ctl_instance = ack->ctl_instance;
 	a->cnt.registrations++;
 	for (int p = 0; p < a->cfg.max_procs; p++)
-		if (a->procs[p].used) {
+		if (a->procs[p].used && !a->procs[p].exited) {
 			ctl_announce(a, p, PCTL_PROC_JOINED);
 			n++;
 		}

@@ -2,6 +2,12 @@
  * The agent's tables: jobs (name -> the agent's u32 handle, the constraint in force),
  * processes (pid, job, rank, sampling state) and libapprate handles (-> process). Fixed
  * capacity, allocated at start; linear search is plenty for a node's worth of processes.
+ *
+ * Life of a process: registered (REGISTER) -> exited (its pid is gone or was reused; seen
+ * every q by registry_reap) -> forgotten (JOB_PROC left) once all its handles have been
+ * silent for their stale time. The delay between the last two lets the frames a process
+ * pushed just before it exited (its FINAL report, its last BYTES), still queued on the
+ * PULL socket when the pid disappears, be relayed instead of refused as unknown.
  */
 #include "agent.h"
 
@@ -62,7 +68,7 @@ struct agent_handle *registry_find_handle(struct agent *a, uint32_t handle)
 {
 	if (handle == 0)
 		return NULL;
-	for (int i = 0; i < AGENT_MAX_HANDLES; i++)
+	for (int i = 0; i < a->handles_hw; i++)
 		if (a->handles[i].handle == handle)
 			return &a->handles[i];
 	return NULL;
@@ -73,7 +79,7 @@ int registry_nprocs(const struct agent *a)
 	int n = 0;
 
 	for (int i = 0; i < a->cfg.max_procs; i++)
-		n += a->procs[i].used;
+		n += a->procs[i].used && !a->procs[i].exited;
 	return n;
 }
 
@@ -126,7 +132,7 @@ void registry_drop_proc(struct agent *a, int idx)
 	struct agent_proc *pr = &a->procs[idx];
 	struct agent_job *jb = &a->jobs[pr->job];
 
-	for (int i = 0; i < AGENT_MAX_HANDLES; i++)
+	for (int i = 0; i < a->handles_hw; i++)
 		if (a->handles[i].handle && a->handles[i].proc == idx)
 			memset(&a->handles[i], 0, sizeof(a->handles[i]));
 	smem_detach(&a->mem, &pr->mem);
@@ -136,12 +142,13 @@ void registry_drop_proc(struct agent *a, int idx)
 	memset(pr, 0, sizeof(*pr));
 }
 
-int registry_bind_handle(struct agent *a, uint32_t handle, int proc)
+int registry_bind_handle(struct agent *a, uint32_t handle, int proc, uint64_t interval_ns)
 {
 	struct agent_handle *h = registry_find_handle(a, handle);
 
 	if (h && h->proc == proc && !h->closing) {
 		h->last_seen = mono_now(); /* re-registration: sequence numbers go on */
+		h->interval_ns = interval_ns;
 		return 0;
 	}
 	for (int i = 0; i < AGENT_MAX_HANDLES && !h; i++)
@@ -154,10 +161,69 @@ int registry_bind_handle(struct agent *a, uint32_t handle, int proc)
 	if (!h)
 		return -1;
 	memset(h, 0, sizeof(*h));
+	if (h - a->handles >= a->handles_hw)
+		a->handles_hw = (int)(h - a->handles) + 1;
 	h->handle = handle;
 	h->proc = proc;
+	h->interval_ns = interval_ns;
 	h->last_seen = mono_now();
 	return 0;
+}
+
+/* Silence after which h is stale: AGENT_STALE_INTERVALS intervals, capped. */
+static uint64_t stale_after(const struct agent_handle *h)
+{
+	uint64_t iv = h->interval_ns ? h->interval_ns : 100 * NSEC_PER_MSEC;
+
+	if (iv > AGENT_STALE_MAX_NS / AGENT_STALE_INTERVALS)
+		return AGENT_STALE_MAX_NS;
+	return iv * AGENT_STALE_INTERVALS;
+}
+
+static bool is_stale(const struct agent_handle *h, mono_ns now)
+{
+	return !mono_before(now, h->last_seen + stale_after(h));
+}
+
+/*
+ * Why a live handle of a live process never expires: reports are driven by the
+ * application's calls, so a stalled application is silent, and when it resumes its REPORTs
+ * must still be accepted (libapprate re-registers only every 10 s). Only its pid going away
+ * ends it. A closing handle (FINAL seen) has nothing more to say after its stale time.
+ */
+int registry_reap(struct agent *a, mono_ns now)
+{
+	int dropped = 0;
+
+	for (int i = 0; i < a->cfg.max_procs; i++) {
+		struct agent_proc *pr = &a->procs[i];
+		if (pr->used && !pr->exited && registry_starttime(pr->pid) != pr->starttime) {
+			pr->exited = true;
+			log_info("job %s: pid %d rank %u exited", a->jobs[pr->job].name,
+			         (int)pr->pid, pr->rank);
+		}
+	}
+	for (int i = 0; i < a->handles_hw; i++) {
+		struct agent_handle *h = &a->handles[i];
+		if (h->handle && h->closing && !a->procs[h->proc].exited && is_stale(h, now))
+			memset(h, 0, sizeof(*h));
+	}
+	for (int i = 0; i < a->cfg.max_procs; i++) {
+		struct agent_proc *pr = &a->procs[i];
+		bool quiet = true;
+
+		if (!pr->used || !pr->exited)
+			continue;
+		for (int k = 0; k < a->handles_hw && quiet; k++)
+			if (a->handles[k].handle && a->handles[k].proc == i)
+				quiet = is_stale(&a->handles[k], now);
+		if (!quiet)
+			continue; /* its last frames may still be queued */
+		ctl_announce(a, i, PCTL_PROC_LEFT);
+		registry_drop_proc(a, i);
+		dropped++;
+	}
+	return dropped;
 }
 
 uint64_t registry_starttime(pid_t pid)

@@ -1,7 +1,7 @@
 /*
  * The sampling round, every q (MemBUS "invoke performance monitoring framework", paper 000
- * Algorithm 1): reap exited processes, read each process's memory and network counters,
- * feed the w-window averages, and send one BW message with every figure and its source.
+ * Algorithm 1): reap exited processes (registry_reap), read each process's memory and network
+ * counters, feed the w-window averages, and send one BW message with every figure and its source.
  * A figure whose source changes (say, the application starts reporting bytes) restarts its
  * average, so windows of different sources are never mixed.
  */
@@ -97,7 +97,7 @@ void sampler_fill_bw(struct agent *a, struct pctl_bw *bw, struct pctl_bw_entry *
 	bw->node_tx_bps = (uint64_t)bwavg_rate(&a->node_tx);
 	for (int i = 0; i < a->cfg.max_procs && n < PCTL_MAX_ENTRIES; i++) {
 		const struct agent_proc *pr = &a->procs[i];
-		if (!pr->used)
+		if (!pr->used || pr->exited)
 			continue;
 		e[n].job = a->jobs[pr->job].handle;
 		e[n].rank = pr->rank;
@@ -135,17 +135,11 @@ void sampler_round(struct agent *a)
 		dump_warned = true;
 	}
 	sample_node(a, now);
+	registry_reap(a, now);
 	for (int i = 0; i < a->cfg.max_procs; i++) {
 		struct agent_proc *pr = &a->procs[i];
-		if (!pr->used)
+		if (!pr->used || pr->exited)
 			continue;
-		if (registry_starttime(pr->pid) != pr->starttime) {
-			log_info("job %s: pid %d rank %u exited", a->jobs[pr->job].name,
-			         (int)pr->pid, pr->rank);
-			ctl_announce(a, i, PCTL_PROC_LEFT);
-			registry_drop_proc(a, i);
-			continue;
-		}
 		sample_mem(a, pr, now);
 		sample_net(a, pr, dump_ok, ino, now);
 	}

@@ -5,6 +5,10 @@
  * handle was never registered, a rank that does not match, a CONSTRAINT for an unknown job
  * or an older generation — each refused and counted. Plus the all-or-nothing rule of
  * CONSTRAINT against a fake vsched that refuses the second process: the first is put back.
+ * And the life of handles (registry_reap): a process that exits keeps its handles until they
+ * have been silent for AGENT_STALE_INTERVALS report intervals, so that its last REPORT, still
+ * queued when the pid disappears, is relayed; then it is forgotten. A closing handle of a live
+ * process expires after the same silence; a live one (a stalled application) never does.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +18,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -81,6 +88,21 @@ static int report(uint32_t handle, uint32_t rank, uint32_t seq, uint64_t units)
 {
 	struct aproto_report r = {
 	    .handle = handle, .rank = rank, .seq = seq, .units = units, .interval_ns = 100000000};
+	uint8_t buf[APROTO_REPORT_SIZE];
+	int n = aproto_encode_report(&r, buf, sizeof(buf));
+
+	assert_int_equal(n, APROTO_REPORT_SIZE);
+	return relay_handle(&a, buf, (size_t)n, getpid(), 1000);
+}
+
+static int report_final(uint32_t handle, uint32_t rank, uint32_t seq, uint64_t units)
+{
+	struct aproto_report r = {.flags = APROTO_F_FINAL,
+	                          .handle = handle,
+	                          .rank = rank,
+	                          .seq = seq,
+	                          .units = units,
+	                          .interval_ns = 100000000};
 	uint8_t buf[APROTO_REPORT_SIZE];
 	int n = aproto_encode_report(&r, buf, sizeof(buf));
 
@@ -361,6 +383,83 @@ static void test_constraint_all_or_nothing(void **state)
 	registry_drop_proc(&a, p2);
 }
 
+/* Reports every 100 ms: stale after 4 x 100 ms of silence. */
+#define STALE_NS (AGENT_STALE_INTERVALS * 100 * NSEC_PER_MSEC)
+
+static void test_reap_exited_and_stale(void **state)
+{
+	pid_t child, parent = getpid();
+	int p, nlive, st;
+	uint64_t dropped0;
+	mono_ns t;
+	struct agent_handle *h;
+
+	(void)state;
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* Never outlive the test, whatever happens to it (it may hold inherited fds,
+		 * such as a lock a test runner took). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		alarm(20);
+		pause();
+		_exit(0);
+	}
+	/* Root registers its child (a launcher); the child reports. */
+	assert_int_equal(reg(0x51, "jobR", 1, child, getpid(), 0), 0);
+	p = registry_find_proc(&a, child);
+	assert_true(p >= 0);
+	assert_int_equal(report(0x51, 1, 0, 7), 0);
+	/* Alive: not reaped even long after (a stalled application keeps its handle). Other
+	 * tests' fake pids are reaped here. */
+	registry_reap(&a, mono_now() + 3600 * NSEC_PER_SEC);
+	assert_non_null(registry_find_handle(&a, 0x51));
+	assert_int_equal(registry_find_proc(&a, child), p);
+	assert_false(a.procs[p].exited);
+	nlive = registry_nprocs(&a);
+
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	/* Gone: marked exited (no longer counted) but kept while its reports may be queued. */
+	assert_int_equal(registry_reap(&a, mono_now()), 0);
+	assert_true(a.procs[p].exited);
+	assert_int_equal(registry_nprocs(&a), nlive - 1);
+	/* Its last report, read after the pid went away, is still relayed (dropped here only
+	 * because no controller is connected), not refused. */
+	dropped0 = a.cnt.rates_dropped;
+	assert_int_equal(report_final(0x51, 1, 1, 3), 0);
+	assert_true(a.cnt.rates_dropped == dropped0 + 1);
+	h = registry_find_handle(&a, 0x51);
+	assert_non_null(h);
+	t = h->last_seen;
+	/* Not yet: silent for less than 4 intervals. */
+	assert_int_equal(registry_reap(&a, t + STALE_NS - NSEC_PER_MSEC), 0);
+	assert_int_equal(registry_find_proc(&a, child), p);
+	/* Silent for 4 intervals: forgotten, with its handle and its job. */
+	assert_int_equal(registry_reap(&a, t + STALE_NS), 1);
+	assert_int_equal(registry_find_proc(&a, child), -1);
+	assert_null(registry_find_handle(&a, 0x51));
+	assert_int_equal(registry_find_job(&a, "jobR"), -1);
+	assert_int_equal(report(0x51, 1, 2, 1), -ENOENT);
+
+	/* A closing handle (FINAL seen, no BYTES after it) of a live process: freed after the
+	 * same silence; the process stays. A second, live handle of it stays too. */
+	assert_int_equal(reg(0x52, "jobA", 3, getpid(), getpid(), 1000), 0);
+	assert_int_equal(reg(0x53, "jobA", 3, getpid(), getpid(), 1000), 0);
+	assert_int_equal(report_final(0x52, 3, 0, 5), 0);
+	t = registry_find_handle(&a, 0x52)->last_seen;
+	assert_int_equal(registry_reap(&a, t + STALE_NS - NSEC_PER_MSEC), 0);
+	assert_non_null(registry_find_handle(&a, 0x52));
+	assert_int_equal(registry_reap(&a, t + STALE_NS), 0);
+	assert_null(registry_find_handle(&a, 0x52));
+	assert_non_null(registry_find_handle(&a, 0x53));
+	assert_true(registry_find_proc(&a, getpid()) >= 0);
+	/* The stale time is capped: a 1 h interval does not keep an exited process for 4 h. */
+	assert_true(AGENT_STALE_MAX_NS <= 5 * NSEC_PER_SEC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +468,7 @@ int main(void)
 	    cmocka_unit_test(test_refusals_counted),
 	    cmocka_unit_test(test_constraint_unknown_job_and_stale),
 	    cmocka_unit_test(test_constraint_all_or_nothing),
+	    cmocka_unit_test(test_reap_exited_and_stale),
 	};
 	alarm(30);
 	return cmocka_run_group_tests(tests, setup, teardown);
