@@ -1,0 +1,192 @@
+/*
+ * vsched-controller configuration (configs/controller.conf, libconfig syntax): endpoints,
+ * state file, liveness and acknowledgement timeouts, and the defaults of every per-job
+ * setting (DESIGN.md §5.1). Every key is optional; unknown keys are refused.
+ */
+#include "controller.h"
+
+#include <errno.h>
+#include <libconfig.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cfgutil.h"
+#include "duration.h"
+
+void ctld_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static const char *const known_keys[] = {
+    "agent_endpoint",     "admin_endpoint", "state_file",     "heartbeat",
+    "node_timeout",       "ack_timeout",    "round_timeout",  "apply_latency",
+    "dashboard_interval", "calibration",    "default_target", "algorithm",
+    "aggregate",          "epsilon",        "r_max",          "delta_period",
+    "min_period",         "min_slice",      "initial_period", NULL,
+};
+
+static const char *const algo_names[] = {"linear", "adaptive", NULL};
+static const char *const agg_names[] = {"slowest", "mean", NULL};
+static const char *const calib_names[] = {"run", "observed", NULL};
+
+void ctld_config_defaults(struct ctld_config *c)
+{
+	struct control_params p;
+
+	memset(c, 0, sizeof(*c));
+	control_params_default(&p);
+	snprintf(c->agents, sizeof(c->agents), "%s", CTLD_DEFAULT_AGENTS);
+	snprintf(c->admin, sizeof(c->admin), "%s", CTLD_DEFAULT_ADMIN);
+	snprintf(c->state_file, sizeof(c->state_file), "%s", CTLD_DEFAULT_STATE);
+	c->heartbeat = 1 * NSEC_PER_SEC;
+	c->node_timeout = 3 * NSEC_PER_SEC;
+	c->ack_timeout = 2 * NSEC_PER_SEC;
+	c->round_timeout = 3 * NSEC_PER_SEC;
+	c->apply_latency = 5 * NSEC_PER_MSEC;
+	c->dashboard_interval = 1 * NSEC_PER_SEC;
+	c->calib = CONTROL_CALIB_RUN;
+	c->default_target = 0;
+	c->job.algo = (uint8_t)p.algo;
+	c->job.agg = (uint8_t)p.agg;
+	c->job.eps_pct = p.epsilon_pct;
+	c->job.r_max = 0;
+	c->job.delta_period = p.delta_period_ns;
+	c->job.min_period = p.min_period_ns;
+	c->job.min_slice = p.min_slice_ns;
+	c->job.initial_period = p.initial_period_ns;
+}
+
+void ctld_config_control_params(const struct ctld_config *c, const struct job_settings *s,
+                                double target, struct control_params *p)
+{
+	control_params_default(p);
+	p->algo = (enum control_algo)s->algo;
+	p->agg = (enum control_agg)s->agg;
+	p->calib = (enum control_calib)c->calib;
+	p->epsilon_pct = s->eps_pct;
+	p->r_max = s->r_max;
+	p->target_pct = target;
+	p->delta_period_ns = s->delta_period;
+	p->min_period_ns = s->min_period;
+	p->min_slice_ns = s->min_slice;
+	p->initial_period_ns = s->initial_period;
+	p->round_timeout_ns = c->round_timeout;
+	p->apply_latency_ns = c->apply_latency;
+}
+
+static int get_endpoint(const config_t *cfg, const char *key, char *out, size_t cap, char *why,
+                        size_t whylen)
+{
+	if (cfg_get_string(cfg, key, out, cap, why, whylen) != 0)
+		return -1;
+	if (strncmp(out, "tcp://", 6) != 0 && strncmp(out, "ipc://", 6) != 0) {
+		snprintf(why, whylen, "%s: \"%s\" must be a tcp:// or ipc:// endpoint", key, out);
+		return -1;
+	}
+	return 0;
+}
+
+int ctld_config_load(struct ctld_config *c, const char *path, char *why, size_t whylen)
+{
+	config_t cfg;
+	struct control_params p;
+	int idx, rc = -1;
+
+	if (cfg_load(&cfg, path, why, whylen) != 0)
+		return -1;
+	if (cfg_check_keys(&cfg, known_keys, why, whylen) != 0)
+		goto out;
+	if (get_endpoint(&cfg, "agent_endpoint", c->agents, sizeof(c->agents), why, whylen) ||
+	    get_endpoint(&cfg, "admin_endpoint", c->admin, sizeof(c->admin), why, whylen) ||
+	    cfg_get_string(&cfg, "state_file", c->state_file, sizeof(c->state_file), why, whylen) ||
+	    cfg_get_duration(&cfg, "heartbeat", 10 * NSEC_PER_MSEC, 60 * NSEC_PER_SEC,
+	                     &c->heartbeat, why, whylen) ||
+	    cfg_get_duration(&cfg, "node_timeout", 30 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC,
+	                     &c->node_timeout, why, whylen) ||
+	    cfg_get_duration(&cfg, "ack_timeout", 10 * NSEC_PER_MSEC, 60 * NSEC_PER_SEC,
+	                     &c->ack_timeout, why, whylen) ||
+	    cfg_get_duration(&cfg, "round_timeout", 0, 3600 * NSEC_PER_SEC, &c->round_timeout, why,
+	                     whylen) ||
+	    cfg_get_duration(&cfg, "apply_latency", 0, 10 * NSEC_PER_SEC, &c->apply_latency, why,
+	                     whylen) ||
+	    cfg_get_duration(&cfg, "dashboard_interval", 50 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC,
+	                     &c->dashboard_interval, why, whylen) ||
+	    cfg_get_double(&cfg, "default_target", 0, 100, &c->default_target, why, whylen) ||
+	    cfg_get_double(&cfg, "epsilon", 0.01, 50, &c->job.eps_pct, why, whylen) ||
+	    cfg_get_double(&cfg, "r_max", 0, 1e18, &c->job.r_max, why, whylen) ||
+	    cfg_get_duration(&cfg, "delta_period", 1, VSP_PERIOD_MAX, &c->job.delta_period, why,
+	                     whylen) ||
+	    cfg_get_duration(&cfg, "min_period", 1, VSP_PERIOD_MAX, &c->job.min_period, why,
+	                     whylen) ||
+	    cfg_get_duration(&cfg, "min_slice", 1, VSP_PERIOD_MAX, &c->job.min_slice, why,
+	                     whylen) ||
+	    cfg_get_duration(&cfg, "initial_period", 1, VSP_PERIOD_MAX, &c->job.initial_period, why,
+	                     whylen))
+		goto out;
+	idx = c->job.algo;
+	if (cfg_get_enum(&cfg, "algorithm", algo_names, &idx, why, whylen) != 0)
+		goto out;
+	c->job.algo = (uint8_t)idx;
+	idx = c->job.agg;
+	if (cfg_get_enum(&cfg, "aggregate", agg_names, &idx, why, whylen) != 0)
+		goto out;
+	c->job.agg = (uint8_t)idx;
+	idx = c->calib;
+	if (cfg_get_enum(&cfg, "calibration", calib_names, &idx, why, whylen) != 0)
+		goto out;
+	c->calib = (uint8_t)idx;
+	c->job.r_max_given = c->job.r_max > 0;
+	if (c->node_timeout <= c->heartbeat) {
+		snprintf(why, whylen, "node_timeout: must be longer than heartbeat");
+		goto out;
+	}
+	if (c->job.initial_period < c->job.min_period) {
+		snprintf(why, whylen, "initial_period: must be >= min_period");
+		goto out;
+	}
+	ctld_config_control_params(c, &c->job, c->default_target, &p);
+	if (control_params_check(&p) != 0) {
+		snprintf(why, whylen,
+		         "job defaults rejected by the control algorithm (is default_target's "
+		         "slice at initial_period below min_slice?)");
+		goto out;
+	}
+	rc = 0;
+out:
+	config_destroy(&cfg);
+	return rc;
+}
+
+void ctld_config_print(const struct ctld_config *c, FILE *f)
+{
+	char b[32];
+
+#define DUR(x) duration_format((x), b, sizeof(b))
+	fprintf(f, "agent_endpoint = \"%s\";\n", c->agents);
+	fprintf(f, "admin_endpoint = \"%s\";\n", c->admin);
+	fprintf(f, "state_file = \"%s\";\n", c->state_file);
+	fprintf(f, "heartbeat = \"%s\";\n", DUR(c->heartbeat));
+	fprintf(f, "node_timeout = \"%s\";\n", DUR(c->node_timeout));
+	fprintf(f, "ack_timeout = \"%s\";\n", DUR(c->ack_timeout));
+	fprintf(f, "round_timeout = \"%s\";\n", DUR(c->round_timeout));
+	fprintf(f, "apply_latency = \"%s\";\n", DUR(c->apply_latency));
+	fprintf(f, "dashboard_interval = \"%s\";\n", DUR(c->dashboard_interval));
+	fprintf(f, "calibration = \"%s\";\n", calib_names[c->calib]);
+	fprintf(f, "default_target = %g;\n", c->default_target);
+	fprintf(f, "algorithm = \"%s\";\n", algo_names[c->job.algo]);
+	fprintf(f, "aggregate = \"%s\";\n", agg_names[c->job.agg]);
+	fprintf(f, "epsilon = %g;\n", c->job.eps_pct);
+	fprintf(f, "r_max = %g;\n", c->job.r_max);
+	fprintf(f, "delta_period = \"%s\";\n", DUR(c->job.delta_period));
+	fprintf(f, "min_period = \"%s\";\n", DUR(c->job.min_period));
+	fprintf(f, "min_slice = \"%s\";\n", DUR(c->job.min_slice));
+	fprintf(f, "initial_period = \"%s\";\n", DUR(c->job.initial_period));
+#undef DUR
+}

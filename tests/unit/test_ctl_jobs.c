@@ -1,0 +1,380 @@
+/*
+ * Unit tests of the controller's job transactions (controller/jobs.c), without sockets:
+ * agents_send_constraint() and admin_reply() are replaced by recorders, nodes are set up
+ * by hand, time is passed in. Checked, as a user would see it:
+ *   - a target goes to every node of the job with one generation and is committed (admin
+ *     answered "applied on 2 node(s)", state file written) only when all acknowledged;
+ *   - a refusal by one node rolls back the nodes that accepted (previous reservation, newer
+ *     generation), restores the target, answers the admin with the node's reason, and
+ *     shows the job rejected; a missing acknowledgement does the same after ack_timeout;
+ *   - a second change while one is open is refused with EBUSY;
+ *   - a node going down mid-change does not block it; it gets the committed constraint
+ *     when its rank is announced again;
+ *   - control decisions from rate reports become transactions; reports during one are
+ *     deferred; a refused JOB_SET restores the previous settings;
+ *   - generations only grow.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller.h"
+
+/* ---- recorders standing in for agents.c and admin.c ---- */
+
+struct sent {
+	int node;
+	uint64_t gen;
+	mono_ns period, slice;
+	char job[PCTL_NAME_MAX + 1];
+};
+static struct sent sent[64];
+static int nsent;
+static int32_t reply_status;
+static char reply_reason[PADM_REASON_MAX + 1];
+static int nreplies;
+static uint64_t last_gen;
+
+int agents_send_constraint(struct ctld *d, int node, const char *job, uint64_t gen, mono_ns period,
+                           mono_ns slice)
+{
+	(void)d;
+	assert_true(nsent < 64);
+	/* generations never go backwards, per job (one job here) */
+	assert_true(gen >= last_gen);
+	last_gen = gen;
+	sent[nsent].node = node;
+	sent[nsent].gen = gen;
+	sent[nsent].period = period;
+	sent[nsent].slice = slice;
+	snprintf(sent[nsent].job, sizeof(sent[nsent].job), "%s", job);
+	nsent++;
+	return 0;
+}
+
+void admin_reply(struct ctld *d, const uint8_t *cid, size_t cidlen, int32_t status,
+                 const char *reason)
+{
+	(void)d;
+	assert_int_equal(cidlen, 3);
+	assert_memory_equal(cid, "cli", 3);
+	reply_status = status;
+	snprintf(reply_reason, sizeof(reply_reason), "%s", reason);
+	nreplies++;
+}
+
+/* ---- a controller with two nodes ---- */
+
+static struct ctld d;
+static char dir[64];
+static const uint8_t CID[] = "cli";
+#define MS NSEC_PER_MSEC
+
+static void add_node(const char *name)
+{
+	struct node *n = calloc(1, sizeof(*n));
+
+	assert_non_null(n);
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->up = true;
+	n->ncpus = 2;
+	if (d.nnodes == d.cap_nodes) {
+		d.cap_nodes = d.cap_nodes ? 2 * d.cap_nodes : 4;
+		d.nodes = realloc(d.nodes, (size_t)d.cap_nodes * sizeof(*d.nodes));
+		assert_non_null(d.nodes);
+	}
+	d.nodes[d.nnodes++] = n;
+}
+
+static void join(int node, uint32_t handle, uint32_t rank, int32_t pid, mono_ns now)
+{
+	struct pctl_job_proc p = {
+	    .job = handle, .rank = rank, .pid = pid, .event = PCTL_PROC_JOINED};
+
+	strcpy(p.name, "A");
+	jobs_proc(&d, node, &p, now);
+}
+
+static void ack(int node, uint64_t gen, int32_t status, const char *why, mono_ns now)
+{
+	struct pctl_constraint_ack a = {.gen = gen, .status = status};
+
+	strcpy(a.job, "A");
+	snprintf(a.reason, sizeof(a.reason), "%s", why);
+	jobs_ack(&d, node, &a, now);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	ctld_config_defaults(&d.cfg);
+	strcpy(dir, "/tmp/test_ctl_jobs.XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(d.cfg.state_file, sizeof(d.cfg.state_file), "%s/ctl.state", dir);
+	d.cfg.job.algo = PADM_ALGO_LINEAR;
+	d.next_gen = 1000;
+	nsent = nreplies = 0;
+	last_gen = 0;
+	add_node("n0");
+	add_node("n1");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	(void)state;
+	jobs_free(&d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Job A with a rank on each node and R_max given; returns its index. */
+static int job_a(mono_ns now)
+{
+	struct padm_request q = {.type = PADM_JOB_SET, .mask = PADM_SET_RMAX, .r_max = 1000};
+	char why[256];
+	int j;
+
+	join(0, 1, 0, 100, now);
+	join(1, 7, 1, 200, now);
+	j = job_find(&d, "A");
+	assert_true(j >= 0);
+	assert_int_equal(d.jobs[j]->nranks, 2);
+	assert_int_equal(jobs_set_settings(&d, j, &q, CID, 3, now, why, sizeof(why)), 0);
+	assert_int_equal(job_state(d.jobs[j]), PADM_ST_IDLE);
+	assert_int_equal(nsent, 0); /* no target: nothing is sent (U = 1) */
+	return j;
+}
+
+static int set_target(int j, double pct, mono_ns now, char *why, size_t len)
+{
+	return jobs_set_target(&d, j, pct, CID, 3, now, why, len);
+}
+
+static void test_commit_and_busy(void **state)
+{
+	char why[256];
+	int j;
+	(void)state;
+
+	j = job_a(1);
+	assert_int_equal(set_target(j, 30, 10, why, sizeof(why)), 1); /* deferred */
+	assert_int_equal(nsent, 2);
+	assert_int_equal(sent[0].gen, sent[1].gen);
+	assert_true(sent[0].node != sent[1].node);
+	assert_int_equal(sent[0].period, 200 * MS);
+	assert_int_equal(sent[0].slice, 60 * MS);
+	/* another change of the job while this one is open */
+	assert_int_equal(set_target(j, 40, 11, why, sizeof(why)), -EBUSY);
+	assert_non_null(strstr(why, "in progress"));
+	ack(0, sent[0].gen, 0, "", 12);
+	assert_int_equal(nreplies, 0);
+	assert_int_equal(d.jobs[j]->period, 0); /* not committed yet */
+	ack(1, sent[1].gen, 0, "", 13);
+	assert_int_equal(nreplies, 1);
+	assert_int_equal(reply_status, 0);
+	assert_non_null(strstr(reply_reason, "applied on 2 node(s)"));
+	assert_int_equal(d.jobs[j]->period, 200 * MS);
+	assert_int_equal(d.jobs[j]->slice, 60 * MS);
+	assert_int_equal(d.jobs[j]->gen, sent[0].gen);
+	assert_int_equal(access(d.cfg.state_file, R_OK), 0); /* persisted */
+}
+
+static void test_refusal_rolls_back(void **state)
+{
+	char why[256];
+	uint64_t g;
+	int j;
+	(void)state;
+
+	j = job_a(1);
+	set_target(j, 30, 10, why, sizeof(why));
+	ack(0, sent[0].gen, 0, "", 11);
+	ack(1, sent[1].gen, 0, "", 12);
+	nsent = nreplies = 0;
+
+	assert_int_equal(set_target(j, 45, 20, why, sizeof(why)), 1);
+	assert_int_equal(nsent, 2);
+	g = sent[0].gen;
+	ack(0, g, 0, "", 21); /* n0 applies 45 % */
+	ack(1, g, -ENOSPC, "cpu 1: load 50% + 45% exceeds cap 90%", 22);
+	/* n0 gets the previous reservation back, with a newer generation; n1 nothing */
+	assert_int_equal(nsent, 3);
+	assert_int_equal(sent[2].node, 0);
+	assert_true(sent[2].gen > g);
+	assert_int_equal(sent[2].period, 200 * MS);
+	assert_int_equal(sent[2].slice, 60 * MS);
+	assert_int_equal(nreplies, 1);
+	assert_int_equal(reply_status, -ENOSPC);
+	assert_non_null(strstr(reply_reason, "node n1: cpu 1: load 50% + 45% exceeds cap 90%"));
+	assert_non_null(strstr(reply_reason, "nothing changed"));
+	assert_true(d.jobs[j]->target_pct == 30);
+	assert_int_equal(d.jobs[j]->slice, 60 * MS);
+	assert_int_equal(job_state(d.jobs[j]), PADM_ST_REJECTED);
+	assert_non_null(strstr(d.jobs[j]->reason, "node n1"));
+	/* the roll-back's own acknowledgement changes nothing */
+	ack(0, sent[2].gen, 0, "", 23);
+	assert_int_equal(nreplies, 1);
+	/* an accepted change clears the rejection */
+	nsent = 0;
+	assert_int_equal(set_target(j, 35, 30, why, sizeof(why)), 1);
+	ack(0, sent[0].gen, 0, "", 31);
+	ack(1, sent[0].gen, -ENOENT, "unknown job A on node n1", 32); /* ranks gone: fine */
+	assert_int_equal(reply_status, 0);
+	assert_int_equal(job_state(d.jobs[j]), PADM_ST_CONVERGING);
+}
+
+static void test_timeout_rolls_back_everyone(void **state)
+{
+	char why[256];
+	int j;
+	(void)state;
+
+	j = job_a(1);
+	set_target(j, 30, 10, why, sizeof(why));
+	ack(0, sent[0].gen, 0, "", 11);
+	ack(1, sent[1].gen, 0, "", 12);
+	nsent = nreplies = 0;
+
+	assert_int_equal(set_target(j, 50, 100, why, sizeof(why)), 1);
+	ack(0, sent[0].gen, 0, "", 101);
+	jobs_tick(&d, 100 + d.cfg.ack_timeout - 1);
+	assert_int_equal(nreplies, 0);
+	jobs_tick(&d, 100 + d.cfg.ack_timeout + 1);
+	assert_int_equal(nreplies, 1);
+	assert_int_equal(reply_status, -ETIMEDOUT);
+	assert_non_null(strstr(reply_reason, "node n1: no acknowledgement within 2s"));
+	/* both nodes may run 50 %: both get 30 % back */
+	assert_int_equal(nsent, 4);
+	assert_true(sent[2].node != sent[3].node);
+	assert_int_equal(sent[2].slice, 60 * MS);
+	assert_int_equal(sent[3].slice, 60 * MS);
+	assert_true(d.jobs[j]->target_pct == 30);
+}
+
+static void test_node_down_and_back(void **state)
+{
+	char why[256];
+	int j;
+	(void)state;
+
+	j = job_a(1);
+	assert_int_equal(set_target(j, 30, 10, why, sizeof(why)), 1);
+	ack(0, sent[0].gen, 0, "", 11);
+	d.nodes[1]->up = false;
+	jobs_node_down(&d, 1, 12); /* does not wait for the node that went away */
+	assert_int_equal(nreplies, 1);
+	assert_int_equal(reply_status, 0);
+	assert_non_null(strstr(reply_reason, "applied on 1 node(s)"));
+	/* it comes back, registers again, re-announces its rank: gets the committed one */
+	nsent = 0;
+	d.nodes[1]->up = true;
+	jobs_node_reset(&d, 1);
+	assert_int_equal(d.jobs[j]->nranks, 1);
+	join(1, 9, 1, 200, 20);
+	assert_int_equal(nsent, 1);
+	assert_int_equal(sent[0].node, 1);
+	assert_int_equal(sent[0].gen, d.jobs[j]->gen);
+	assert_int_equal(sent[0].slice, 60 * MS);
+}
+
+static void rate(int node, uint32_t handle, uint32_t rank, uint64_t units, mono_ns now)
+{
+	struct pctl_rate r = {
+	    .job = handle, .rank = rank, .units = units, .interval_ns = 1000 * MS};
+
+	jobs_rate(&d, node, &r, now);
+}
+
+static void test_control_decisions(void **state)
+{
+	struct padm_request q = {
+	    .type = PADM_JOB_SET, .mask = PADM_SET_ALGO, .algo = PADM_ALGO_ADAPTIVE};
+	char why[256];
+	mono_ns t = 1000 * MS;
+	int j;
+	(void)state;
+
+	j = job_a(1);
+	set_target(j, 30, 10, why, sizeof(why));
+	ack(0, sent[0].gen, 0, "", 11);
+	ack(1, sent[1].gen, 0, "", 12);
+	nsent = 0;
+	/* both ranks at 100 units/s = 10 % of R_max, target 30 %: linear steps the period */
+	rate(0, 1, 0, 100, t);
+	assert_int_equal(nsent, 0); /* waits for the round */
+	rate(1, 7, 1, 100, t + 1);
+	assert_int_equal(nsent, 2);
+	assert_int_equal(sent[0].period, 198 * MS);
+	assert_int_equal(sent[0].slice, control_slice_for(198 * MS, 30));
+	/* reports during the transaction are deferred, not evaluated */
+	rate(0, 1, 0, 100, t + 2);
+	assert_int_equal(d.jobs[j]->deferred, 1);
+	ack(0, sent[0].gen, 0, "", t + 3);
+	ack(1, sent[0].gen, 0, "", t + 4);
+	assert_int_equal(d.jobs[j]->period, 198 * MS);
+	assert_int_equal(nreplies, 1); /* control decisions answer no one */
+	/* a report for an unknown handle or rank is ignored */
+	rate(0, 99, 0, 100, t + 5);
+	rate(0, 1, 5, 100, t + 5);
+
+	/* JOB_SET refused by a node: previous settings and control state come back */
+	nsent = 0;
+	assert_int_equal(jobs_set_settings(&d, j, &q, CID, 3, t + 10, why, sizeof(why)), 1);
+	assert_int_equal(d.jobs[j]->set.algo, PADM_ALGO_ADAPTIVE);
+	assert_int_equal(nsent, 2);
+	assert_int_equal(sent[0].period, 200 * MS); /* the new state starts at the initial */
+	ack(1, sent[0].gen, -EPERM, "no", t + 11);
+	ack(0, sent[0].gen, 0, "", t + 12);
+	assert_int_equal(reply_status, -EPERM);
+	assert_non_null(strstr(reply_reason, "settings refused"));
+	assert_int_equal(d.jobs[j]->set.algo, PADM_ALGO_LINEAR);
+	assert_int_equal(d.jobs[j]->ctl.p.algo, CONTROL_ALGO_LINEAR);
+	assert_int_equal(d.jobs[j]->ctl.period_ns, 198 * MS);
+	assert_int_equal(sent[2].period, 198 * MS); /* n0 back to the committed one */
+	assert_int_equal(job_state(d.jobs[j]), PADM_ST_REJECTED);
+}
+
+static void test_bad_targets(void **state)
+{
+	char why[256];
+	int j;
+	(void)state;
+
+	j = job_a(1);
+	assert_int_equal(set_target(j, 0, 2, why, sizeof(why)), -ERANGE);
+	assert_int_equal(set_target(j, 101, 2, why, sizeof(why)), -ERANGE);
+	assert_int_equal(set_target(j, -5, 2, why, sizeof(why)), -ERANGE);
+	assert_int_equal(set_target(j, NAN, 2, why, sizeof(why)), -ERANGE);
+	assert_non_null(strstr(why, "must be in (0, 100]"));
+	/* slice at the initial period below min_slice: 0.01 % of 200 ms = 20 us < 100 us */
+	assert_int_equal(set_target(j, 0.01, 2, why, sizeof(why)), -ERANGE);
+	assert_non_null(strstr(why, "below the smallest slice"));
+	assert_int_equal(nsent, 0);
+	assert_true(d.jobs[j]->target_pct == 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_commit_and_busy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refusal_rolls_back, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_timeout_rolls_back_everyone, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_node_down_and_back, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_control_decisions, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_targets, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
