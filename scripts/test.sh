@@ -8,8 +8,11 @@ bash scripts/install-deps.sh
 bash scripts/build.sh build
 bash scripts/build.sh build-asan -DVSCHED_SANITIZE=ON
 
+# Both builds run even if the first fails, so one run shows every failure.
+rc=0
 echo "=== tests: optimised build"
-ctest --test-dir build --output-on-failure --timeout 300
+ctest --test-dir build --output-on-failure --timeout 300 || rc=1
 echo "=== tests: AddressSanitizer + UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	ctest --test-dir build-asan --output-on-failure --timeout 300
+	ctest --test-dir build-asan --output-on-failure --timeout 300 || rc=1
+exit $rc

@@ -140,7 +140,7 @@ refuse "missing period" 2 "period is required" ctl task add "$OTHER" --slice 1ms
 zrefuse "pid 0" 'pid 0' "$(add_frame 0 -1 0 $((10 * MS)) $MS 0 0)"
 zrefuse "negative pid" 'pid -7' "$(del_frame -7)"
 zrefuse "cpu -2" 'cpu' "$(add_frame "$OTHER" -2 0 $((10 * MS)) $MS 0 0)"
-zrefuse "park 2" 'park' "$(add_frame "$OTHER" -1 2 $((10 * MS)) $MS 0 0)"
+zrefuse "park 3" 'park' "$(add_frame "$OTHER" -1 3 $((10 * MS)) $MS 0 0)"
 zrefuse "truncated ADD" 'bytes' "$(cut_last "$(add_frame "$OTHER" -1 0 $((10 * MS)) $MS 0 0)")"
 zrefuse "truncated SET" 'bytes' "$(cut_last "$(set_frame "$MANAGED" $((10 * MS)) $MS 0 0)")"
 zrefuse "truncated DEL" 'bytes' "$(cut_last "$(del_frame "$MANAGED")")"
