@@ -17,6 +17,7 @@
  * forgets them; their memory is kept reachable in orphans[] and never freed.
  */
 #include "apprate_int.h"
+#include <sched.h>
 #include "timeutil.h"
 
 #include <errno.h>
@@ -126,6 +127,13 @@ int aprt_transport_send(struct apprate *r, const uint8_t *buf, size_t len)
 		return -ENOTCONN;
 	if (zmq_send(r->sock, buf, len, ZMQ_DONTWAIT) != (int)len)
 		return zerr();
+	/*
+	 * The frame is now queued for ZeroMQ's I/O thread. Under vsched every thread of the
+	 * process runs at the same real-time priority on one CPU, so a caller that goes on
+	 * computing would keep the I/O thread from ever writing the frame. Yielding once (one
+	 * syscall per report interval, never on the hot path) lets it run now.
+	 */
+	sched_yield();
 	return 0;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job, on one machine: starts vsched on the shipped configs/vsched.conf, runs two
+# The node scheduler alone, on one machine: starts vsched on the shipped configs/vsched.conf, runs two
 # CPU-bound processes under reservations of 25 % and 40 % of a CPU, shows `vschedctl task list`
 # with the shares they are delivered, then stops everything it started and cleans up.
 set -euo pipefail

@@ -5,7 +5,7 @@
  * Each dispatcher is pinned to its CPU at SCHED_FIFO 99 and loops: read the CPU's task
  * table under rcu_read_lock(), sample the CPU clock of every raised task (budget = CPU time
  * actually consumed), close and open jobs (releases at epoch + phase + k·period, deadline
- * release + D), pick the EDF order, raise the entitled task to SCHED_FIFO 98 and park the
+ * release + D), pick the EDF order, raise the entitled task to real-time priority 98 (SCHED_RR, see task.c) and park the
  * others, then sleep to the next event (release, deadline, budget end) as an absolute
  * CLOCK_MONOTONIC time.
  *
@@ -52,8 +52,9 @@
 #define BLOCK_MEMORY   (50 * NSEC_PER_MSEC)  /* how long "has been blocking" lasts */
 #define MAX_SLEEP      (1 * NSEC_PER_SEC)
 #define COMP_MAX       (300 * NSEC_PER_USEC) /* largest wake-latency compensation */
-#define LAT_SAMPLE_MAX (1 * NSEC_PER_MSEC)   /* one late wake counts at most this much */
-#define MAX_CHAIN      (VS_PRIO_RAISED - 1)  /* FIFO 98 down to 2 */
+#define COMP_SLICE_DIV 8 /* ... and at most slice / this: a short slice keeps most of itself */
+#define LAT_SAMPLE_MAX (1 * NSEC_PER_MSEC)  /* one late wake counts at most this much */
+#define MAX_CHAIN      (VS_PRIO_RAISED - 1) /* FIFO 98 down to 2 */
 #define STACK_SIZE     (256 * 1024)
 
 struct disp {
@@ -202,10 +203,10 @@ static mono_ns dispatch_once(struct disp *d, mono_ns now)
 	/*
 	 * Wake-up latency compensation: a budget end is slept to lat early, and a budget with
 	 * at most thr left counts as used up. A task then runs budget - lat + (actual latency)
-	 * per job: its budget on average, instead of budget + latency.
+	 * per job: its budget on average, instead of budget + latency. (comp: per task, at
+	 * most slice / COMP_SLICE_DIV, see below.)
 	 */
-	uint64_t comp = d->lat < COMP_MAX ? d->lat : COMP_MAX;
-	uint64_t thr = comp > EPS_NS ? comp : EPS_NS;
+	uint64_t comp_cpu = d->lat < COMP_MAX ? d->lat : COMP_MAX;
 
 	/* sched_add keeps every CPU's table within max_tasks, the size of our arrays. */
 	assert(ct->n <= d->cap);
@@ -263,6 +264,18 @@ static mono_ns dispatch_once(struct disp *d, mono_ns now)
 		const struct task_resv *rv = rcu_dereference(t->resv);
 		struct task_run *run = &t->run;
 		struct edf_job *j = &d->jobs[i];
+		/*
+		 * Per task: comp <= slice / COMP_SLICE_DIV. With the CPU-wide latency alone
+		 * (50-140 us here) a 300 us slice would count as used up after 160-250 us, so
+		 * a job that needs 80 % of its slice could never finish in it and would be
+		 * stopped and continued every period. The latency not compensated makes a job
+		 * overrun; job_next() takes that from the next budget, so the long-run share
+		 * stays slice / period.
+		 */
+		uint64_t comp = comp_cpu < rv->r.slice / COMP_SLICE_DIV
+		                    ? comp_cpu
+		                    : rv->r.slice / COMP_SLICE_DIV;
+		uint64_t thr = comp > EPS_NS ? comp : EPS_NS;
 
 		if (!run->started || run->gen != rv->gen || run->epoch != epoch) {
 			if (run->started && run->gen != rv->gen &&

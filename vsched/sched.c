@@ -26,6 +26,7 @@
 #include "log.h"
 
 #define REFRESH_INTERVAL (20 * NSEC_PER_MSEC) /* thread-list rereads */
+#define STOP_WARN_PERIOD (2 * NSEC_PER_MSEC)  /* see warn_stop_threads */
 
 static void free_table_rcu(struct rcu_head *h)
 {
@@ -146,6 +147,24 @@ static void refuse_load(const struct sched *s, int idx, double load, double need
 	         100 * load, 100 * need, 100 * s->cap);
 }
 
+/*
+ * Every SIGSTOP/SIGCONT wakes each thread of the process, and that CPU is charged to the
+ * reservation (measured: ~70 us per stop/continue cycle for rt-app's 2 threads, one of them
+ * asleep). Below STOP_WARN_PERIOD that is a large part of a slice: a job that overruns once
+ * keeps overrunning (bench/RESULTS.md). Tells the operator, once when the task is added and
+ * once when it grows from one thread to more; `idle` parking has no such cost.
+ */
+static void warn_stop_threads(const struct task *t)
+{
+	char a[32];
+
+	if (t->park != VSP_PARK_STOP || t->threads->n < 2 || t->resv->r.period >= STOP_WARN_PERIOD)
+		return;
+	log_warnx("pid %d: %u threads parked with `stop` at period %s: every park wakes each "
+	          "thread at the task's cost, so short jobs may miss; use park idle below 2 ms",
+	          (int)t->pid, t->threads->n, dur(t->resv->r.period, a, sizeof(a)));
+}
+
 int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t whylen)
 {
 	struct vsp_resv r = req->resv;
@@ -248,6 +267,8 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	assert(nt->load <= s->cap + 1e-6);
 	s->ntasks++;
 	dispatch_wake(s, idx);
+
+	warn_stop_threads(t);
 
 	char a[32], b[32];
 	log_debug("pid %d: added on cpu %d, period %s slice %s (%.1f%%), park %s; cpu %d load "
@@ -438,11 +459,15 @@ void sched_housekeep(struct sched *s)
 		for (int i = 0; i < ct->n; i++) {
 			struct task *t = ct->task[i];
 			if (!atomic_load(&t->exited) && refresh) {
+				uint32_t was = t->threads->n;
 				int rc = task_refresh_threads(t);
 				if (rc == 1)
 					wake = true;
 				else if (rc == -ESRCH)
 					atomic_store(&t->exited, true);
+				/* `vschedctl run` adds a task before it starts threads. */
+				if (rc == 1 && was == 1)
+					warn_stop_threads(t);
 			}
 			if (!atomic_load(&t->exited) && task_has_exited(t))
 				atomic_store(&t->exited, true);

@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -243,6 +244,16 @@ int task_pin(struct task *t, int cpu)
 }
 
 /*
+ * The real-time policy of a raised task's threads. SCHED_RR rather than SCHED_FIFO: the
+ * threads of one process share its CPU at one priority, and under FIFO a thread that never
+ * blocks (a compute loop) would keep its siblings — other compute threads, or a library's
+ * I/O thread such as libapprate's ZeroMQ sender — from running at all while the task holds
+ * its reservation. RR rotates them every sched_rr_timeslice_ms. The dispatcher (FIFO 99)
+ * preempts either.
+ */
+#define TASK_RT_POLICY SCHED_RR
+
+/*
  * Sets policy|SCHED_RESET_ON_FORK at prio on every thread of th. A vanished thread other
  * than the leader is skipped. Dispatcher-safe. Returns 0 or -errno.
  */
@@ -267,13 +278,13 @@ int task_raise(struct task *t, const struct task_threads *th, int prio, bool ful
 
 	if (t->park == VSP_PARK_STOP) {
 		if (full) {
-			rc = set_policy_all(t, th, SCHED_FIFO, prio);
+			rc = set_policy_all(t, th, TASK_RT_POLICY, prio);
 			if (rc)
 				return rc;
 		}
 		return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
 	}
-	return set_policy_all(t, th, SCHED_FIFO, prio);
+	return set_policy_all(t, th, TASK_RT_POLICY, prio);
 }
 
 int task_park(struct task *t, const struct task_threads *th, bool full)
@@ -282,7 +293,7 @@ int task_park(struct task *t, const struct task_threads *th, bool full)
 
 	if (t->park == VSP_PARK_STOP) {
 		if (full) {
-			rc = set_policy_all(t, th, SCHED_FIFO, VS_PRIO_RAISED);
+			rc = set_policy_all(t, th, TASK_RT_POLICY, VS_PRIO_RAISED);
 			if (rc)
 				return rc;
 		}
@@ -294,9 +305,12 @@ int task_park(struct task *t, const struct task_threads *th, bool full)
 		 * group stop never starts. A SIGSTOP queued on every thread (tgkill checks the
 		 * tid still belongs to this live process) lets whichever runs stop at once;
 		 * SIGCONT flushes the leftovers. (One thread: the process-wide signal is enough.)
+		 * The leader is skipped: the process-wide signal already woke it (the kernel
+		 * picks the leader first), or it has a signal pending and takes this one too.
 		 */
 		for (uint32_t i = 0; th->n > 1 && i < th->n; i++)
-			syscall(SYS_tgkill, t->pid, th->tid[i], SIGSTOP);
+			if (th->tid[i] != t->pid)
+				syscall(SYS_tgkill, t->pid, th->tid[i], SIGSTOP);
 		return 0;
 	}
 	return set_policy_all(t, th, SCHED_IDLE, 0);
@@ -343,17 +357,107 @@ int task_restore(struct task *t)
 	return rc;
 }
 
+/*
+ * Number of threads of pid from one stat() of /proc/PID/task, whose link count the kernel
+ * reports as 2 + threads (proc_task_getattr); -1 when it cannot be read. ~2 us here, against
+ * ~8 us for a /proc/PID/task walk (and ~7 us for reading /proc/PID/stat).
+ */
+static long thread_count(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (stat(path, &st) < 0 || st.st_nlink < 3)
+		return -1;
+	return (long)st.st_nlink - 2;
+}
+
+/*
+ * A full /proc/PID/task rescan costs several syscalls, a directory walk, an allocation and
+ * a sort per task every 20 ms. Most calls only read the thread count (thread_count: one
+ * stat) and rescan when it differs from the list; a thread
+ * that exits while another starts keeps the count, so every task is still rescanned once
+ * per REFRESH_FULL_NS (in the one 20 ms slot of that window its pid picks, spreading
+ * tasks over the window). Until then such a thread runs as it was created: pinned to the
+ * task's CPU (affinity is inherited), SCHED_OTHER (SCHED_RESET_ON_FORK), and stopped with
+ * the rest of its process under `stop`.
+ */
+#define REFRESH_SLOT_NS (20 * NSEC_PER_MSEC) /* sched_housekeep's refresh interval */
+#define REFRESH_FULL_NS (200 * NSEC_PER_MSEC)
+
+/*
+ * A new thread is adopted (pinned, published to the dispatcher, raised and parked with the
+ * rest) only once it has started: it has run ADOPT_MIN_RUN_NS of CPU time, or it has run
+ * and is now asleep (a thread blocked in a syscall is past its start-up code). Until then it
+ * keeps what it was born with: the creator's CPU affinity and, through SCHED_RESET_ON_FORK,
+ * SCHED_OTHER. This keeps vsched from changing a thread's policy while the thread's own
+ * start-up code reads and re-applies it: libzmq's I/O thread does exactly that
+ * (thread_t::applySchedulingParameters) and aborts the process if the policy changed
+ * between its two reads.
+ */
+#define ADOPT_MIN_RUN_NS (200 * NSEC_PER_USEC)
+
+static bool thread_has_started(pid_t pid, pid_t tid)
+{
+	char path[80], buf[512], *state;
+	unsigned long long run_ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fscanf(f, "%llu", &run_ns) != 1)
+		run_ns = 0;
+	fclose(f);
+	if (run_ns >= ADOPT_MIN_RUN_NS)
+		return true;
+	if (run_ns == 0)
+		return false;
+	/* The state follows the ")" that closes the command name in /proc/PID/task/TID/stat. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	state = strrchr(buf, ')');
+	return state && (state[1] == ' ') && (state[2] == 'S' || state[2] == 'D');
+}
+
+/* Drops from th (ascending) the threads not in old that have not started yet. */
+static void drop_unstarted(struct task_threads *th, const struct task_threads *old, pid_t pid)
+{
+	uint32_t i, j = 0, keep = 0;
+
+	for (i = 0; i < th->n; i++) {
+		while (j < old->n && old->tid[j] < th->tid[i])
+			j++;
+		if ((j < old->n && old->tid[j] == th->tid[i]) ||
+		    thread_has_started(pid, th->tid[i]))
+			th->tid[keep++] = th->tid[i];
+	}
+	th->n = keep;
+}
+
 int task_refresh_threads(struct task *t)
 {
 	struct task_threads *old = t->threads, *th;
+	uint64_t slots = REFRESH_FULL_NS / REFRESH_SLOT_NS;
 	cpu_set_t set;
 	uint32_t i, j;
 
 	if (task_has_exited(t))
 		return -ESRCH;
+	if ((mono_now() / REFRESH_SLOT_NS) % slots != (uint64_t)t->pid % slots &&
+	    thread_count(t->pid) == (long)old->n)
+		return 0;
 	th = read_threads(t->pid);
 	if (!th)
 		return -errno;
+	drop_unstarted(th, old, t->pid);
 	if (th->n == old->n && memcmp(th->tid, old->tid, th->n * sizeof(pid_t)) == 0) {
 		free(th);
 		return 0;

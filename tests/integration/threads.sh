@@ -2,7 +2,7 @@
 # threads.sh: a multi-threaded process is scheduled as one task.
 # Outcome checked: a 3-thread spin held at 30% (3ms/10ms) uses 30% ± 2 of a CPU in all, not
 # per thread; a 4th spinning thread it creates after it was added is found, pinned to the
-# task's CPU and given the task's policy (SCHED_FIFO 98 for a `stop` task), and the process
+# task's CPU and given the task's policy (SCHED_RR 98 for a `stop` task), and the process
 # as a whole still gets 30% ± 2.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/measure.bash"
@@ -32,8 +32,8 @@ for t in /proc/"$p"/task/*; do
 	[ "$aff" = 1 ] || fail "thread $tid affinity '$aff', want 1"
 	pol=$(chrt -p "$tid" | sed -n "s/.*scheduling policy: \([A-Z_]*\).*/\1/p")
 	prio=$(chrt -p "$tid" | sed -n 's/.*scheduling priority: //p')
-	[ "$pol" = SCHED_FIFO ] && [ "$prio" = 98 ] ||
-		fail "thread $tid policy $pol/$prio, want SCHED_FIFO 98 (stop task)"
+	[ "$pol" = SCHED_RR ] && [ "$prio" = 98 ] ||
+		fail "thread $tid policy $pol/$prio, want SCHED_RR 98 (stop task)"
 done
 n=$(ctl task list --json | grep "\"pid\": $p," | sed -n 's/.*"threads": \([0-9]*\).*/\1/p')
 [ "$n" = 5 ] || fail "task list shows $n threads, want 5"
