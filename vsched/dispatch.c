@@ -5,9 +5,9 @@
  * Each dispatcher is pinned to its CPU at SCHED_FIFO 99 and loops: read the CPU's task
  * table under rcu_read_lock(), sample the CPU clock of every raised task (budget = CPU time
  * actually consumed), close and open jobs (releases at epoch + phase + k·period, deadline
- * release + D), pick the EDF order, raise the entitled task to real-time priority 98 (SCHED_RR, see task.c) and park the
- * others, then sleep to the next event (release, deadline, budget end) as an absolute
- * CLOCK_MONOTONIC time.
+ * release + D), pick the EDF order, raise the entitled task to real-time priority 98
+ * (SCHED_RR, see task.c) and park the others, then sleep to the next event (release,
+ * deadline, budget end) as an absolute CLOCK_MONOTONIC time.
  *
  * Guarantees
  *  - On one CPU only the tasks of the current EDF chain run under their reservation: the
