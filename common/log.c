@@ -40,7 +40,7 @@ static void vlog(int pri, const char *fmt, va_list ap, const char *suffix)
 		localtime_r(&ts.tv_sec, &tm);
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 		fprintf(stderr, "%s.%03ld %s: %s%s%s\n", when, ts.tv_nsec / 1000000, log_prog, msg,
-			suffix ? ": " : "", suffix ? suffix : "");
+		        suffix ? ": " : "", suffix ? suffix : "");
 		fflush(stderr);
 	} else {
 		syslog(pri, "%s%s%s", msg, suffix ? ": " : "", suffix ? suffix : "");

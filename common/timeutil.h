@@ -23,7 +23,7 @@ static inline uint64_t ts_to_ns(const struct timespec *ts)
 static inline struct timespec ns_to_ts(uint64_t ns)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / NSEC_PER_SEC),
-			      .tv_nsec = (long)(ns % NSEC_PER_SEC)};
+	                      .tv_nsec = (long)(ns % NSEC_PER_SEC)};
 	return ts;
 }
 

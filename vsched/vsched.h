@@ -33,9 +33,9 @@
 #include "proto_vsched.h"
 #include "timeutil.h"
 
-#define VS_MAX_CPUS	 64
+#define VS_MAX_CPUS      64
 #define VS_PRIO_DISPATCH 99 /* dispatchers, API thread, ZeroMQ I/O thread, watchdog */
-#define VS_PRIO_RAISED	 98 /* the task entitled to its CPU right now */
+#define VS_PRIO_RAISED   98 /* the task entitled to its CPU right now */
 
 enum placement_rule {
 	PLACE_WORST_FIT = 0, /* lowest load first: spreads load (default) */
@@ -44,16 +44,16 @@ enum placement_rule {
 
 struct vsched_config {
 	int ncpus;
-	int cpus[VS_MAX_CPUS];	 /* managed CPUs, ascending, unique, online */
-	double utilization_cap;	 /* per CPU, as configured, (0, 1] */
-	double reserve;		 /* per CPU share kept for vsched itself */
-	uint64_t min_period;	 /* ns */
-	uint64_t min_slice;	 /* ns */
-	uint8_t park;		 /* default enum vsp_park */
-	int placement;		 /* enum placement_rule */
-	int max_tasks;		 /* whole node */
-	char endpoint[256];	 /* ZeroMQ endpoint of the local API, e.g. ipc:///run/vsched/api.sock */
-	unsigned endpoint_mode;	 /* file mode of an ipc socket, e.g. 0600 */
+	int cpus[VS_MAX_CPUS];  /* managed CPUs, ascending, unique, online */
+	double utilization_cap; /* per CPU, as configured, (0, 1] */
+	double reserve;         /* per CPU share kept for vsched itself */
+	uint64_t min_period;    /* ns */
+	uint64_t min_slice;     /* ns */
+	uint8_t park;           /* default enum vsp_park */
+	int placement;          /* enum placement_rule */
+	int max_tasks;          /* whole node */
+	char endpoint[256]; /* ZeroMQ endpoint of the local API, e.g. ipc:///run/vsched/api.sock */
+	unsigned endpoint_mode; /* file mode of an ipc socket, e.g. 0600 */
 };
 
 /* Scheduling attributes a task had before vsched touched it; restored on exit. */
@@ -84,19 +84,19 @@ struct task_resv {
  * once the task is published; before that the API thread sets it up.
  */
 struct task_run {
-	uint64_t gen;		  /* task_resv.gen this job was built from */
-	mono_ns epoch;		  /* sched.epoch this job was built from */
+	uint64_t gen;             /* task_resv.gen this job was built from */
+	mono_ns epoch;            /* sched.epoch this job was built from */
 	uint64_t applied_threads; /* task_threads.gen the raise/park state was applied to */
 	mono_ns release, deadline, next_release;
-	uint64_t budget;	  /* CPU ns owed in this job (slice, prorated when built mid-window) */
-	uint64_t used;		  /* CPU ns consumed while raised in this job */
-	uint64_t cpu_at_raise;	  /* task CPU clock when last raised / last sampled */
-	mono_ns wall_at_raise;	  /* monotonic time of the same sample */
-	int prio;		  /* SCHED_FIFO priority last applied to every thread, 0 if none */
-	bool raised;		  /* currently entitled (FIFO prio / continued) */
-	bool blocked_in_job;	  /* it slept while raised in this job: not a miss */
-	bool closed;		  /* the job's deadline passed and was accounted */
-	bool started;		  /* first job set up */
+	uint64_t budget;       /* CPU ns owed in this job (slice, prorated when built mid-window) */
+	uint64_t used;         /* CPU ns consumed while raised in this job */
+	uint64_t cpu_at_raise; /* task CPU clock when last raised / last sampled */
+	mono_ns wall_at_raise; /* monotonic time of the same sample */
+	int prio;              /* SCHED_FIFO priority last applied to every thread, 0 if none */
+	bool raised;           /* currently entitled (FIFO prio / continued) */
+	bool blocked_in_job;   /* it slept while raised in this job: not a miss */
+	bool closed;           /* the job's deadline passed and was accounted */
+	bool started;          /* first job set up */
 };
 
 /* Counters written by the dispatcher (relaxed atomics), read by the API thread. */
@@ -114,18 +114,18 @@ struct task {
 	int pidfd;
 	clockid_t cpuclock; /* process CPU clock (all threads) */
 	uint64_t starttime; /* /proc/PID/stat field 22: guards against pid reuse */
-	int cpu;	    /* the CPU it is pinned to */
-	int cpu_idx;	    /* index of cpu in config.cpus */
-	uint8_t park;	    /* enum vsp_park */
+	int cpu;            /* the CPU it is pinned to */
+	int cpu_idx;        /* index of cpu in config.cpus */
+	uint8_t park;       /* enum vsp_park */
 	struct sched_saved saved;
-	int wd_slot;	    /* watchdog slot, -1 if none */
+	int wd_slot; /* watchdog slot, -1 if none */
 	mono_ns added_at;
 
-	struct task_resv *resv;		/* RCU */
-	struct task_threads *threads;	/* RCU */
-	struct task_run run;		/* dispatcher-owned */
+	struct task_resv *resv;       /* RCU */
+	struct task_threads *threads; /* RCU */
+	struct task_run run;          /* dispatcher-owned */
 	struct task_acct acct;
-	_Atomic bool exited;		/* set once the pidfd reports exit */
+	_Atomic bool exited; /* set once the pidfd reports exit */
 };
 
 /* The tasks of one managed CPU, replaced as a whole (RCU). */
@@ -141,13 +141,13 @@ struct disp;
 
 struct sched {
 	struct vsched_config cfg;
-	double cap;		/* effective per-CPU cap: min(configured, rt limit - reserve) */
-	_Atomic mono_ns epoch;	/* monotonic time of the release anchor */
+	double cap;            /* effective per-CPU cap: min(configured, rt limit - reserve) */
+	_Atomic mono_ns epoch; /* monotonic time of the release anchor */
 	struct cpu_table *table[VS_MAX_CPUS]; /* RCU, indexed like cfg.cpus */
 	struct watchdog *wd;
-	int ntasks;		/* over every table; API thread only */
-	mono_ns last_refresh;	/* last thread-list refresh (sched_housekeep) */
-	bool rcu_registered;	/* the API thread registered itself with liburcu */
+	int ntasks;           /* over every table; API thread only */
+	mono_ns last_refresh; /* last thread-list refresh (sched_housekeep) */
+	bool rcu_registered;  /* the API thread registered itself with liburcu */
 
 	/* dispatch.c */
 	pthread_t disp[VS_MAX_CPUS];
@@ -170,7 +170,7 @@ struct edf_job {
 	mono_ns deadline;     /* absolute deadline: release + D */
 	mono_ns next_release; /* release + T */
 	uint64_t remaining;   /* CPU ns still owed in this job */
-	bool runnable;	      /* false when the task has exited */
+	bool runnable;        /* false when the task has exited */
 };
 /* Window containing now, or the first one when now is before epoch + phase. */
 void edf_window(const struct vsp_resv *r, mono_ns epoch, mono_ns now, struct edf_job *j);
@@ -193,7 +193,7 @@ double admission_density(const struct vsp_resv *r);
  * Returns 0 or -1 with why.
  */
 int admission_read_rt_limit(const char *runtime_path, const char *period_path, double *limit,
-			    char *why, size_t whylen);
+                            char *why, size_t whylen);
 /* Effective per-CPU cap: min(configured, rt_limit - reserve), never below 0. */
 double admission_cap(double configured, double rt_limit, double reserve);
 /* load + density <= cap (with 1e-9 slack for rounding). */
@@ -212,7 +212,7 @@ int placement_pick(const double *load, int n, double need, double cap, int rule)
  * returns 0; returns -1 with load[] unchanged when any does not fit.
  */
 int placement_batch(const double *need, int m, double *load, int n, double cap, int rule,
-		    int *assign);
+                    int *assign);
 
 /* task.c */
 /*
@@ -240,8 +240,8 @@ int task_refresh_threads(struct task *t);
  */
 int task_raise(struct task *t, const struct task_threads *th, int prio, bool full);
 int task_park(struct task *t, const struct task_threads *th, bool full);
-uint64_t task_cputime(const struct task *t);			/* process CPU clock, ns */
-bool task_has_exited(const struct task *t);			/* pidfd readable */
+uint64_t task_cputime(const struct task *t); /* process CPU clock, ns */
+bool task_has_exited(const struct task *t);  /* pidfd readable */
 /* Start time (field 22 of /proc/PID/stat) of pid, 0 if unreadable. */
 uint64_t task_read_starttime(pid_t pid);
 
@@ -290,7 +290,7 @@ struct watchdog *watchdog_start(int max_tasks);
  * is invalid; then the task must not be changed.
  */
 int watchdog_track(struct watchdog *wd, pid_t pid, uint64_t starttime,
-		   const struct sched_saved *saved);
+                   const struct sched_saved *saved);
 /* Forgets a slot after the task was restored or has exited. */
 void watchdog_untrack(struct watchdog *wd, int slot);
 /* Orderly end: the guardian exits without touching tasks. Accepts NULL, clears *wd. */
