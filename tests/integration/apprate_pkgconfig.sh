@@ -5,7 +5,18 @@
 # (shared library) and once more against the static archive, and run both: open, progress,
 # stats, close with no agent present, plus one bad call checked through apprate_strerror.
 # Also checks that the shared library exports only the apprate_ API.
-# Self-contained (sources nothing). Exit 0 = pass, 1 = fail.
+# Then (root only, else that part is skipped with a message) the same pkg-config-built app
+# runs against a real vsched-agent (with a real vsched) registered with `ctlpeer router`
+# standing in for the controller: its progress must reach the peer as 32-byte RATE messages
+# whose units add up exactly to the units the app counted (the rule of agent_bsp_relay.sh:
+# the agent is up before the app starts, dropped reports carry their units into the next
+# one, apprate_close sends the rest as FINAL, and the agent relays queued frames of an
+# exited pid; the app also checks units_dropped == 0, so nothing may be missing).
+# That part runs in a subshell that sources lib.sh (its own temp dir, pids and cleanup).
+# Exit 0 = pass, 1 = fail. Bounded: the whole test runs under a 55 s timeout.
+if [ -z "${APPRATE_PC_TIMED:-}" ]; then
+	APPRATE_PC_TIMED=1 exec timeout -k 5 55 bash "$0" "$@"
+fi
 set -u
 
 : "${VS_BIN:?VS_BIN must point at the bin/ directory of the build}"
@@ -29,7 +40,8 @@ cmake --install "$BUILD" --prefix "$PREFIX" --component apprate >"$TMP/install.l
 pc=$(find "$PREFIX" -name apprate.pc -path '*/pkgconfig/*' | head -1)
 [ -n "$pc" ] || fail "apprate.pc not installed under $PREFIX"
 [ -f "$PREFIX/include/apprate.h" ] || fail "apprate.h not installed in $PREFIX/include"
-export PKG_CONFIG_PATH="$(dirname "$pc")"
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
 pkg-config --exists apprate || fail "pkg-config does not find apprate in $PKG_CONFIG_PATH"
 libdir=$(pkg-config --variable=libdir apprate)
 [ -f "$libdir/libapprate.a" ] || fail "libapprate.a not in $libdir"
@@ -41,19 +53,56 @@ bad=$(nm -D --defined-only "$libdir/libapprate.so" | awk '$2 ~ /[TDB]/ {print $3
 [ -z "$bad" ] || fail "libapprate.so exports more than apprate_*: $bad"
 
 # A sanitizer build installs an instrumented library: build the apps the same way.
-CFLAGS_EXTRA=
+CFLAGS_EXTRA=()
 if readelf -d "$libdir/libapprate.so" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
-	CFLAGS_EXTRA="-fsanitize=address,undefined"
+	CFLAGS_EXTRA=("-fsanitize=address,undefined")
 fi
+# pkg-config's answers, split into words as a shell command line would.
+read -ra PC_SHARED <<<"$(pkg-config --cflags --libs apprate)"
+read -ra PC_CFLAGS <<<"$(pkg-config --cflags apprate)"
+read -ra PC_STATIC_LIBS <<<"$(pkg-config --static --libs-only-l apprate | sed 's/-lapprate//')"
 
 cat >"$TMP/app.c" <<'EOF'
+#define _POSIX_C_SOURCE 200809L
 #include <apprate.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
-int main(void)
+/* app ENDPOINT: reports to the agent at ENDPOINT for about 1.5 s, prints its counters. */
+static int with_agent(const char *endpoint)
 {
+	struct apprate_opts o = APPRATE_OPTS_INIT;
+	struct apprate_stats st;
+	struct timespec ms = {0, 1000000L};
+	o.endpoint = endpoint;
+	o.rank = 2;
+	o.report_ms = 100;
+	apprate_t *r = apprate_open("pkgconfig-check", &o);
+	if (!r) {
+		printf("open: %s\n", apprate_strerror(-errno));
+		return 1;
+	}
+	for (int i = 0; i < 1500; i++) {
+		nanosleep(&ms, NULL);
+		if (apprate_progress(r, 1 + (unsigned)i % 7) != 0)
+			return 1;
+	}
+	if (apprate_stats(r, &st) != 0)
+		return 1;
+	apprate_close(&r);
+	printf("units=%llu reported=%llu units_dropped=%llu sent=%llu dropped=%llu\n",
+	       (unsigned long long)st.units, (unsigned long long)st.units_reported,
+	       (unsigned long long)st.units_dropped, (unsigned long long)st.reports_sent,
+	       (unsigned long long)st.reports_dropped);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		return with_agent(argv[1]);
 	struct apprate_opts o = APPRATE_OPTS_INIT;
 	o.endpoint = "ipc:///nonexistent-dir/agent.sock"; /* no agent: must not matter */
 	o.rank = 2;
@@ -83,7 +132,7 @@ int main(void)
 EOF
 
 # Shared: exactly the documented command line.
-cc -std=c11 -Wall -Werror $CFLAGS_EXTRA "$TMP/app.c" -o "$TMP/app" $(pkg-config --cflags --libs apprate) \
+cc -std=c11 -Wall -Wextra -Werror "${CFLAGS_EXTRA[@]}" "$TMP/app.c" -o "$TMP/app" "${PC_SHARED[@]}" \
 	>"$TMP/cc.log" 2>&1 || fail "shared build: $(cat "$TMP/cc.log")"
 out=$(LD_LIBRARY_PATH="$libdir" timeout 30 "$TMP/app" 2>&1) || fail "shared app: $out"
 [ "$out" = ok ] || fail "shared app printed: $out"
@@ -91,12 +140,98 @@ LD_LIBRARY_PATH="$libdir" ldd "$TMP/app" | grep -q "$libdir/libapprate.so" ||
 	fail "app is not linked against the installed libapprate.so"
 
 # Static: the archive plus pkg-config's private dependencies; no libapprate.so needed.
-cc -std=c11 -Wall -Werror $CFLAGS_EXTRA $(pkg-config --cflags apprate) "$TMP/app.c" -o "$TMP/app_static" \
-	"$libdir/libapprate.a" $(pkg-config --static --libs-only-l apprate | sed 's/-lapprate//') \
+cc -std=c11 -Wall -Wextra -Werror "${CFLAGS_EXTRA[@]}" "${PC_CFLAGS[@]}" "$TMP/app.c" -o "$TMP/app_static" \
+	"$libdir/libapprate.a" "${PC_STATIC_LIBS[@]}" \
 	>"$TMP/cc.log" 2>&1 || fail "static build: $(cat "$TMP/cc.log")"
 ldd "$TMP/app_static" | grep -q libapprate && fail "static app still needs libapprate.so"
 out=$(timeout 30 "$TMP/app_static" 2>&1) || fail "static app: $out"
 [ "$out" = ok ] || fail "static app printed: $out"
 
 echo "ok - libapprate installs, pkg-config builds and runs shared and static apps"
+
+# --- The pkg-config-built app against a real agent and a stand-in controller ------------
+APP_BIN="$TMP/app"
+APP_LIBDIR="$libdir"
+export APP_BIN APP_LIBDIR
+if [ -z "${VS_SRC:-}" ]; then
+	echo "SKIP (agent part): VS_SRC not set, cannot use tests/integration/lib.sh"
+	exit 0
+fi
+(
+	# shellcheck source=tests/integration/lib.sh
+	source "$(dirname "$0")/lib.sh"
+	need_root
+	for b in vsched vsched-agent ctlpeer vschedctl; do
+		[ -x "$VS_BIN/$b" ] || skip "$b not built"
+	done
+	AGENT_PID=
+	agent_fail() {
+		echo "--- agent log (tail)" >&2
+		tail -30 "$TMP/agent.log" >&2 || true
+		echo "--- controller peer (tail)" >&2
+		grep -v '^\(HEARTBEAT\|BW\|TS\|TASK_STATS\)' "$TMP/peer.out" | tail -20 >&2 || true
+		echo "--- app" >&2
+		cat "$TMP/app.out" >&2 2>/dev/null || true
+		fail "$*"
+	}
+	# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (extended regex).
+	wait_for() {
+		local _
+		for _ in $(seq 1 $((${3:-5} * 20))); do
+			grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+			sleep 0.05
+		done
+		agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
+	}
+
+	start_vsched
+	mkfifo "$TMP/peer.in"
+	"$VS_BIN/ctlpeer" router "tcp://127.0.0.1:*" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
+	PIDS+=("$!")
+	exec 3>"$TMP/peer.in"
+	wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
+	PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
+	cat >"$TMP/agent.conf" <<EOF
+node_name = "pcnode";
+controller = "$PEER_EP";
+app_endpoint = "ipc://$TMP/agent.sock";
+vsched_endpoint = "$ENDPOINT";
+heartbeat = "200ms";
+controller_timeout = "2s";
+sample_interval = "200ms";
+stats_interval = "500ms";
+EOF
+	"$VS_BIN/vsched-agent" -f -c "$TMP/agent.conf" >>"$TMP/agent.log" 2>&1 &
+	AGENT_PID=$!
+	PIDS+=("$AGENT_PID")
+	wait_for "$TMP/peer.out" '^HELLO node=pcnode ' 5
+	wait_for "$TMP/agent.log" 'controller link: registered' 5
+
+	LD_LIBRARY_PATH="$APP_LIBDIR" timeout 30 "$APP_BIN" "ipc://$TMP/agent.sock" >"$TMP/app.out" 2>&1 ||
+		agent_fail "app against the agent: exit status $?"
+	units=; udrop=
+	read -r units udrop < <(sed -n 's/^units=\([0-9]*\) .* units_dropped=\([0-9]*\) .*/\1 \2/p' "$TMP/app.out") || true
+	if [ -z "$units" ] || [ "$units" -le 0 ]; then agent_fail "app printed no unit count"; fi
+	[ "$udrop" = 0 ] || agent_fail "app discarded $udrop units with the agent up"
+	wait_for "$TMP/peer.out" '^JOB_PROC job=[0-9]+ rank=2 pid=[0-9]+ event=joined name=pkgconfig-check$' 5
+	JOB=$(sed -n 's/^JOB_PROC job=\([0-9]*\) rank=2 .*event=joined name=pkgconfig-check$/\1/p' "$TMP/peer.out" | head -1)
+	wait_for "$TMP/peer.out" "^JOB_PROC job=$JOB rank=2 pid=[0-9]+ event=left name=pkgconfig-check$" 5
+	grep -E "^RATE job=$JOB rank=2 " "$TMP/peer.out" | grep -vq ' bytes=32$' &&
+		agent_fail "a RATE message is not 32 bytes"
+	sum=; n=
+	read -r sum n < <(grep -E "^RATE job=$JOB rank=2 " "$TMP/peer.out" |
+		sed -n 's/.* units=\([0-9]*\) .*/\1/p' | awk '{ s += $1; n++ } END { printf "%d %d\n", s, n }') || true
+	[ "$sum" = "$units" ] ||
+		agent_fail "RATE units add up to $sum in $n messages, the app counted units=$units"
+	kill -TERM "$AGENT_PID"
+	wait "$AGENT_PID" || agent_fail "agent exit status $? on SIGTERM"
+	grep -q 'app_refused=0 ' "$TMP/agent.log" || agent_fail "an application frame was refused"
+	echo "ok - the pkg-config-built app's progress reaches the stand-in controller: $n RATE messages (32 bytes), units add up to units=$units exactly"
+)
+rc=$?
+case $rc in
+0) ;;
+77) echo "(the agent part was skipped, see SKIP above; the install/build/run checks passed)" ;;
+*) fail "the pkg-config-built app against a real agent (exit $rc)" ;;
+esac
 exit 0

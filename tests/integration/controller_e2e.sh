@@ -1,0 +1,96 @@
+# controller_e2e: the whole system on this machine — controller, agent, vsched on both CPUs
+# and two real bsp jobs of 2 ranks — is driven to the administrator's targets.
+# Outcomes checked (DESIGN.md §5.1, paper 004 Sect. 5.4):
+#  - jobs at 30 % and 40 % of their full speed reach target ± 5 points (3 reports in a row)
+#    within a bounded number of controller evaluations and 40 s;
+#  - every rank's reservation keeps U = target, and each rank's measured CPU share is
+#    within 6 points of its target;
+#  - a target change (30 % -> 45 %; 45 + 40 stays under the 90 % cap of the CPU the two
+#    jobs share) is followed the same way.
+# Full speed (R_max) is given: the jobs' own rate in a short run before anything is managed.
+source "$(dirname "$0")/lib.sh"
+source "$VS_SRC/tests/helpers/ctld_lib.sh"
+need_root
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+BSP_ARGS=(--local 2 --compute 20ms --msg 16KiB)
+TOL=5
+
+rt_lock
+RMAX=$("$VS_BIN/bsp" "${BSP_ARGS[@]}" --duration 3s | sed -n 's/.* rate=\([0-9.]*\) .*/\1/p' |
+	sort -g | head -1)
+[ -n "$RMAX" ] || fail "could not measure the jobs' full speed"
+echo "R_max = $RMAX iterations/s per rank"
+
+start_ctld
+write_config
+start_vsched
+cat >"$TMP/agent.conf" <<EOC
+node_name = "n1";
+controller = "$CTLD_AGENTS";
+app_endpoint = "ipc://$TMP/agent.sock";
+vsched_endpoint = "$ENDPOINT";
+heartbeat = "200ms";
+controller_timeout = "1s";
+provisional_period = "100ms";
+provisional_slice = "20ms";
+EOC
+"$VS_BIN/vsched-agent" -f -c "$TMP/agent.conf" >>"$TMP/agent-n1.log" 2>&1 &
+PIDS+=("$!")
+wait_until 5 node_up n1 || ctld_fail "node n1 did not register"
+
+start_job() {
+	"$VS_BIN/bsp" "${BSP_ARGS[@]}" --duration 100s -- "$VS_BIN/vschedctl" job run \
+		--job "$1" --rank '{rank}' --agent "ipc://$TMP/agent.sock" -- >"$TMP/$1.out" 2>&1 &
+	PIDS+=("$!")
+}
+start_job jobA
+start_job jobB
+wait_until 15 job_is jobA ranks 2 || ctld_fail "jobA's 2 ranks not seen by the controller"
+wait_until 15 job_is jobB ranks 2 || ctld_fail "jobB's 2 ranks not seen by the controller"
+actl job set jobA --rmax "$RMAX" >/dev/null
+actl job set jobB --rmax "$RMAX" >/dev/null
+
+# converge JOB TARGET: waits (<= 40 s) for 3 reports in a row within TOL of TARGET; prints
+# the seconds and controller evaluations it took.
+converge() {
+	local job=$1 target=$2 t ok=0 cur ev0 ev
+	ev0=$(job_field "$job" evaluations)
+	for t in $(seq 1 80); do
+		sleep 0.5
+		cur=$(job_field "$job" current_pct)
+		if within "$cur" $((target - TOL)) $((target + TOL)); then ok=$((ok + 1)); else ok=0; fi
+		if [ $ok -ge 3 ]; then
+			ev=$(job_field "$job" evaluations)
+			echo "$job: $cur % for target $target % after $(awk -v t="$t" 'BEGIN { print t / 2 }') s, $((ev - ev0)) evaluations"
+			return 0
+		fi
+	done
+	ctld_fail "$job did not reach $target ± $TOL % in 40 s (now $cur %; $(actl job show "$job"))"
+}
+
+# rank_shares JOB TARGET: U = target on every rank's reservation, measured share near it.
+rank_shares() {
+	local job=$1 target=$2 pid util sh n=0
+	for pid in $(ctl task list --json | jq -r ".[] | select((.util_pct | round) == $target) | .pid"); do
+		sh=$(share "$pid" 2)
+		util=$(ctl task list --json | jq -r ".[] | select(.pid == $pid) | .util_pct")
+		within "$util" $((target - 1)) $((target + 1)) || fail "$job rank $pid: U $util %, target $target %"
+		within "$sh" $((target - 6)) $((target + 6)) || fail "$job rank $pid: CPU share $sh %, target $target %"
+		echo "$job rank pid $pid: U $util %, CPU share $sh %"
+		n=$((n + 1))
+	done
+	[ $n -ge 2 ] || fail "$job: expected 2 ranks reserved at $target %, found $n"
+}
+
+actl rate jobA 30 >/dev/null || ctld_fail "rate jobA 30 refused"
+actl rate jobB 40 >/dev/null || ctld_fail "rate jobB 40 refused"
+converge jobA 30
+converge jobB 40
+rank_shares jobA 30
+rank_shares jobB 40
+pass "two bsp jobs at their targets"
+
+actl rate jobA 45 >/dev/null || ctld_fail "rate jobA 45 refused"
+converge jobA 45
+rank_shares jobA 45
+pass "target change 30 % -> 45 % followed"
