@@ -83,6 +83,11 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		snprintf(why, whylen, "unknown job %s on node %s", c->job, a->cfg.node);
 		return -ENOENT;
 	}
+	if (c->nwin != 1) {
+		snprintf(why, whylen, "job %s: %u windows: this agent applies one reservation only",
+		         c->job, c->nwin);
+		return -EOPNOTSUPP;
+	}
 	jb = &a->jobs[j];
 	if (jb->constrained && c->gen < jb->gen) {
 		a->cnt.ctl_stale++;
@@ -91,7 +96,7 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		return -ESTALE;
 	}
 	if (jb->constrained && c->gen == jb->gen &&
-	    memcmp(&c->resv, &jb->resv, sizeof(c->resv)) != 0) {
+	    memcmp(&c->win[0], &jb->resv, sizeof(c->win[0])) != 0) {
 		snprintf(why, whylen,
 		         "job %s: generation %llu already in force with another "
 		         "reservation",
@@ -109,7 +114,8 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 			u[k].idx = -1; /* already in force: nothing to do, nothing to undo */
 			continue;
 		}
-		rc = vsc_put(&a->vs, pr->pid, &c->resv, a->cfg.park, u[k].had, pwhy, sizeof(pwhy));
+		rc =
+		    vsc_put(&a->vs, pr->pid, &c->win[0], a->cfg.park, u[k].had, pwhy, sizeof(pwhy));
 		if (rc == -ESRCH && registry_starttime(pr->pid) != pr->starttime) {
 			/*
 			 * It exited since the last sampling round: not a refusal. Undoing the
@@ -155,7 +161,7 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		pr = &a->procs[u[k].idx];
 		pr->managed = true;
 		pr->gen = c->gen;
-		pr->resv = c->resv;
+		pr->resv = c->win[0];
 		ndone++;
 	}
 	free(u);
@@ -163,8 +169,8 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		return 0; /* the same generation again: already in force */
 	jb->constrained = true;
 	jb->gen = c->gen;
-	jb->resv = c->resv;
-	fmt_resv(&c->resv, rs, sizeof(rs));
+	jb->resv = c->win[0];
+	fmt_resv(&c->win[0], rs, sizeof(rs));
 	log_info("job %s: constraint gen %llu applied to %d process(es): %s", c->job,
 	         (unsigned long long)c->gen, jb->nprocs, rs);
 	return 0;

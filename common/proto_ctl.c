@@ -96,14 +96,19 @@ static bool src_ok(uint8_t s)
 	return s <= PCTL_SRC_MAX;
 }
 
-/* Checks a reservation as vsched would statically (deadline 0 means period). */
-static int resv_ok(const struct vsp_resv *in, char *why, size_t whylen)
+/* Checks a constraint's windows as vsched would statically (deadline 0 means period). */
+static int windows_ok(const struct pctl_constraint *c, char *why, size_t whylen)
 {
-	struct vsp_resv r = *in;
+	struct vsp_resv w[PCTL_MAX_WINDOWS];
 
-	if (r.deadline == 0)
-		r.deadline = r.period;
-	return vsp_check_resv(&r, why, whylen);
+	if (c->nwin == 0 || c->nwin > PCTL_MAX_WINDOWS)
+		return vsp_check_windows(c->win, c->nwin, why, whylen);
+	for (unsigned i = 0; i < c->nwin; i++) {
+		w[i] = c->win[i];
+		if (w[i].deadline == 0)
+			w[i].deadline = w[i].period;
+	}
+	return vsp_check_windows(w, c->nwin, why, whylen);
 }
 
 bool pctl_from_agent(uint8_t t)
@@ -113,7 +118,8 @@ bool pctl_from_agent(uint8_t t)
 
 bool pctl_from_controller(uint8_t t)
 {
-	return t == PCTL_HELLO_ACK || t == PCTL_HEARTBEAT || t == PCTL_CONSTRAINT;
+	return t == PCTL_HELLO_ACK || t == PCTL_HEARTBEAT || t == PCTL_CONSTRAINT ||
+	       t == PCTL_EPOCH;
 }
 
 const char *pctl_type_name(uint8_t t)
@@ -137,6 +143,8 @@ const char *pctl_type_name(uint8_t t)
 		return "hello_ack";
 	case PCTL_CONSTRAINT:
 		return "constraint";
+	case PCTL_EPOCH:
+		return "epoch";
 	}
 	return "unknown";
 }
@@ -190,9 +198,11 @@ static int check_msg(const struct pctl_msg *m)
 			return -EINVAL;
 		return 0;
 	case PCTL_CONSTRAINT:
-		if (!pctl_name_ok(m->u.cons.job) || resv_ok(&m->u.cons.resv, NULL, 0) != 0)
+		if (!pctl_name_ok(m->u.cons.job) || windows_ok(&m->u.cons, NULL, 0) != 0)
 			return -EINVAL;
 		return 0;
+	case PCTL_EPOCH:
+		return m->u.epoch.realtime_ns > 0 ? 0 : -EINVAL;
 	case PCTL_CONSTRAINT_ACK:
 		return pctl_name_ok(m->u.cack.job) && reason_ok(m->u.cack.reason) ? 0 : -EINVAL;
 	}
@@ -295,13 +305,19 @@ static void encode_body(const struct pctl_msg *m, struct wire_w *w)
 	case PCTL_CONSTRAINT: {
 		const struct pctl_constraint *c = &m->u.cons;
 		wire_put_u64(w, c->gen);
-		wire_put_u64(w, c->resv.period);
-		wire_put_u64(w, c->resv.slice);
-		wire_put_u64(w, c->resv.deadline);
-		wire_put_u64(w, c->resv.phase);
+		wire_put_u8(w, c->nwin);
+		for (unsigned i = 0; i < c->nwin; i++) {
+			wire_put_u64(w, c->win[i].period);
+			wire_put_u64(w, c->win[i].slice);
+			wire_put_u64(w, c->win[i].deadline);
+			wire_put_u64(w, c->win[i].phase);
+		}
 		put_str(w, c->job);
 		break;
 	}
+	case PCTL_EPOCH:
+		wire_put_u64(w, m->u.epoch.realtime_ns);
+		break;
 	case PCTL_CONSTRAINT_ACK: {
 		const struct pctl_constraint_ack *a = &m->u.cack;
 		wire_put_u64(w, a->gen);
@@ -358,7 +374,9 @@ static long fixed_body(uint8_t t)
 	case PCTL_TASK_STATS:
 		return 2;
 	case PCTL_CONSTRAINT:
-		return 8 * 5 + 1;
+		return 8 + 1 + 1; /* + 32 per window */
+	case PCTL_EPOCH:
+		return 8;
 	case PCTL_CONSTRAINT_ACK:
 		return 8 + 4 + 1 + 1;
 	}
@@ -534,10 +552,20 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		struct pctl_constraint *c = &m->u.cons;
 		char rwhy[160];
 		c->gen = wire_get_u64(r);
-		c->resv.period = wire_get_u64(r);
-		c->resv.slice = wire_get_u64(r);
-		c->resv.deadline = wire_get_u64(r);
-		c->resv.phase = wire_get_u64(r);
+		c->nwin = wire_get_u8(r);
+		if (r->short_read)
+			break;
+		if (c->nwin == 0 || c->nwin > PCTL_MAX_WINDOWS) {
+			say(why, whylen, "%s: %u windows, expected 1..%d", tn, c->nwin,
+			    PCTL_MAX_WINDOWS);
+			return -EBADMSG;
+		}
+		for (unsigned i = 0; i < c->nwin; i++) {
+			c->win[i].period = wire_get_u64(r);
+			c->win[i].slice = wire_get_u64(r);
+			c->win[i].deadline = wire_get_u64(r);
+			c->win[i].phase = wire_get_u64(r);
+		}
 		if (!get_str(r, c->job, PCTL_NAME_MAX, true)) {
 			say(why, whylen, "%s: bad job name", tn);
 			return -EBADMSG;
@@ -545,7 +573,7 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		if (r->short_read)
 			break;
 		rwhy[0] = '\0';
-		if (resv_ok(&c->resv, rwhy, sizeof(rwhy)) != 0) {
+		if (windows_ok(c, rwhy, sizeof(rwhy)) != 0) {
 			say(why, whylen, "%s %s: %s", tn, c->job, rwhy);
 			return -EINVAL;
 		}
@@ -565,6 +593,13 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		}
 		break;
 	}
+	case PCTL_EPOCH:
+		m->u.epoch.realtime_ns = wire_get_u64(r);
+		if (!r->short_read && m->u.epoch.realtime_ns == 0) {
+			say(why, whylen, "%s: epoch 0", tn);
+			return -EINVAL;
+		}
+		break;
 	}
 	return 0;
 }
@@ -623,12 +658,19 @@ int pctl_decode(const uint8_t *buf, size_t len, struct pctl_msg *m, char *why, s
 int pctl_peek_constraint(const uint8_t *buf, size_t len, uint64_t *gen, char job[PCTL_NAME_MAX + 1])
 {
 	struct wire_r r = {.p = buf, .len = len, .off = PCTL_HDR, .short_read = false};
-	const size_t fixed = PCTL_HDR + 8 * 5;
+	size_t fixed;
+	uint8_t nwin;
 
-	if (len < fixed + 1 || len > fixed + 1 + PCTL_NAME_MAX || buf[0] != PCTL_MAGIC ||
-	    buf[1] != PCTL_VERSION || buf[2] != PCTL_CONSTRAINT || buf[3] != 0)
+	if (len < PCTL_HDR + 8 + 1 || buf[0] != PCTL_MAGIC || buf[1] != PCTL_VERSION ||
+	    buf[2] != PCTL_CONSTRAINT || buf[3] != 0)
 		return -EBADMSG;
 	*gen = wire_get_u64(&r);
+	nwin = wire_get_u8(&r);
+	if (nwin == 0 || nwin > PCTL_MAX_WINDOWS)
+		return -EBADMSG;
+	fixed = PCTL_HDR + 8 + 1 + 32 * (size_t)nwin;
+	if (len < fixed + 1 || len > fixed + 1 + PCTL_NAME_MAX)
+		return -EBADMSG;
 	r.off = fixed;
 	if (!get_str(&r, job, PCTL_NAME_MAX, true) || r.short_read || r.off != len)
 		return -EBADMSG;

@@ -30,8 +30,12 @@
  *               u32 heartbeat_ms (0: keep the agent's own), u64 ctl_instance,
  *               str reason                                                  (21 + n bytes)
  *   HEARTBEAT   as above (the controller echoes the agent's seq and sent_ns)
- *   CONSTRAINT  u64 gen, u64 period, u64 slice, u64 deadline (0: = period), u64 phase,
- *               str job                                                     (45 + n bytes)
+ *   CONSTRAINT  u64 gen, u8 nwin, nwin * { u64 period, u64 slice, u64 deadline (0: =
+ *               period), u64 phase }, str job                     (14 + 32 nwin + n bytes)
+ *               nwin 1..PCTL_MAX_WINDOWS windows checked by vsp_check_windows: one
+ *               reservation, or the disjoint windows of a co-scheduling frame
+ *   EPOCH       u64 epoch as CLOCK_REALTIME ns: the cluster's release anchor; the agent
+ *               gives it to vsched (VSP_EPOCH) so that phases line up across nodes (8 bytes)
  *
  * Jobs: the agent gives every job it sees a u32 handle (stable while the agent runs) and
  * announces (handle, name) in JOB_PROC, so that RATE stays 32 bytes. The controller
@@ -53,10 +57,11 @@
 #include "proto_vsched.h"
 
 #define PCTL_MAGIC            'C'
-#define PCTL_VERSION          1
-#define PCTL_NAME_MAX         63   /* node and job names, bytes */
-#define PCTL_REASON_MAX       200  /* refusal reasons, bytes */
-#define PCTL_MAX_ENTRIES      1024 /* BW and TASK_STATS records per message */
+#define PCTL_VERSION          2
+#define PCTL_NAME_MAX         63              /* node and job names, bytes */
+#define PCTL_REASON_MAX       200             /* refusal reasons, bytes */
+#define PCTL_MAX_ENTRIES      1024            /* BW and TASK_STATS records per message */
+#define PCTL_MAX_WINDOWS      VSP_MAX_WINDOWS /* reservations in one CONSTRAINT */
 #define PCTL_HDR              4
 #define PCTL_RATE_WIRE        32
 #define PCTL_BW_ENTRY_WIRE    38
@@ -75,6 +80,7 @@ enum pctl_type {
 	/* controller -> agent */
 	PCTL_HELLO_ACK = 0x41,
 	PCTL_CONSTRAINT = 0x42,
+	PCTL_EPOCH = 0x43,
 };
 
 /* Where a bandwidth figure comes from (DESIGN.md §4). */
@@ -165,8 +171,13 @@ struct pctl_task_stats {
 
 struct pctl_constraint {
 	uint64_t gen;
-	struct vsp_resv resv;
+	uint8_t nwin;                          /* 1..PCTL_MAX_WINDOWS */
+	struct vsp_resv win[PCTL_MAX_WINDOWS]; /* vsp_check_windows() after deadline 0 -> period */
 	char job[PCTL_NAME_MAX + 1];
+};
+
+struct pctl_epoch {
+	uint64_t realtime_ns; /* > 0 */
 };
 
 struct pctl_constraint_ack {
@@ -188,6 +199,7 @@ struct pctl_msg {
 		struct pctl_task_stats stats;
 		struct pctl_constraint cons;
 		struct pctl_constraint_ack cack;
+		struct pctl_epoch epoch;
 	} u;
 };
 

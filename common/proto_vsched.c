@@ -431,6 +431,48 @@ int vsp_check_resv(const struct vsp_resv *r, char *why, size_t whylen)
 	return 0;
 }
 
+int vsp_check_windows(const struct vsp_resv *w, unsigned n, char *why, size_t whylen)
+{
+	char a[32], b[32], rwhy[160];
+
+	if (n == 0 || n > VSP_MAX_WINDOWS) {
+		wire_why(why, whylen, "%u windows, expected 1..%d", n, VSP_MAX_WINDOWS);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (vsp_check_resv(&w[i], rwhy, sizeof(rwhy)) != 0) {
+			if (n == 1)
+				wire_why(why, whylen, "%s", rwhy);
+			else
+				wire_why(why, whylen, "window %u: %s", i + 1, rwhy);
+			return -EINVAL;
+		}
+	}
+	if (n == 1)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (w[i].period != w[0].period) {
+			wire_why(why, whylen, "window %u: period %s, window 1 has %s", i + 1,
+			         duration_format(w[i].period, a, sizeof(a)),
+			         duration_format(w[0].period, b, sizeof(b)));
+			return -EINVAL;
+		}
+		if (w[i].phase + w[i].deadline > w[i].period) {
+			wire_why(why, whylen, "window %u: phase + deadline %s > period %s", i + 1,
+			         duration_format(w[i].phase + w[i].deadline, a, sizeof(a)),
+			         duration_format(w[i].period, b, sizeof(b)));
+			return -EINVAL;
+		}
+		if (i > 0 && w[i - 1].phase + w[i - 1].deadline > w[i].phase) {
+			wire_why(why, whylen,
+			         "window %u (phase %s) overlaps window %u or is out of order",
+			         i + 1, duration_format(w[i].phase, a, sizeof(a)), i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 const char *vsp_type_name(uint8_t type)
 {
 	switch (type) {

@@ -109,6 +109,17 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 #define VSP_PERIOD_MAX (7ULL * 24 * 3600 * 1000000000ULL) /* one week */
 int vsp_check_resv(const struct vsp_resv *r, char *why, size_t whylen);
 
+/*
+ * A task may hold several reservations ("windows", DESIGN.md §5.2 co-scheduling): the
+ * slots of a frame the controller gave its job. Static checks of a set of windows (deadline
+ * 0 already replaced by period): 1..VSP_MAX_WINDOWS, each passes vsp_check_resv; with n > 1
+ * all have the same period, are sorted by phase, disjoint and end within the period:
+ * phase[i] + deadline[i] <= phase[i+1], phase[n-1] + deadline[n-1] <= period.
+ * Returns 0 or -EINVAL with the reason ("window 2 overlaps window 1").
+ */
+#define VSP_MAX_WINDOWS 8
+int vsp_check_windows(const struct vsp_resv *w, unsigned n, char *why, size_t whylen);
+
 const char *vsp_type_name(uint8_t type);
 const char *vsp_park_name(uint8_t park);
 

@@ -105,9 +105,10 @@ int agents_send_constraint(struct ctld *d, int node, const char *job, uint64_t g
 	memset(&m, 0, sizeof(m));
 	m.type = PCTL_CONSTRAINT;
 	m.u.cons.gen = gen;
-	m.u.cons.resv.period = period;
-	m.u.cons.resv.slice = slice;
-	m.u.cons.resv.deadline = period;
+	m.u.cons.nwin = 1;
+	m.u.cons.win[0].period = period;
+	m.u.cons.win[0].slice = slice;
+	m.u.cons.win[0].deadline = period;
 	snprintf(m.u.cons.job, sizeof(m.u.cons.job), "%s", job);
 	if (!n->up || send_to(d, n->id, n->idlen, &m) != 0) {
 		log_warnx("job %s: constraint gen %llu not sent to node %s (not connected)", job,

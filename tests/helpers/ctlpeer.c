@@ -267,11 +267,12 @@ static void on_command(void *sock, char *line)
 		memset(&m, 0, sizeof(m));
 		m.type = PCTL_CONSTRAINT;
 		m.u.cons.gen = gen;
+		m.u.cons.nwin = 1;
 		snprintf(m.u.cons.job, sizeof(m.u.cons.job), "%.63s", job);
-		if (duration_parse(ps, &m.u.cons.resv.period) ||
-		    duration_parse(ss, &m.u.cons.resv.slice) ||
-		    duration_parse(ds, &m.u.cons.resv.deadline) ||
-		    duration_parse(phs, &m.u.cons.resv.phase)) {
+		if (duration_parse(ps, &m.u.cons.win[0].period) ||
+		    duration_parse(ss, &m.u.cons.win[0].slice) ||
+		    duration_parse(ds, &m.u.cons.win[0].deadline) ||
+		    duration_parse(phs, &m.u.cons.win[0].phase)) {
 			printf("ERROR bad duration in: %s\n", line);
 			return;
 		}

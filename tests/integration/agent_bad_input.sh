@@ -170,15 +170,15 @@ pass "application frames refused and counted: $(grep -o 'app_refused=[^)]*)' <<<
 # --- bad frames from the controller ---------------------------------------------------------
 Z20=$(printf '00%.0s' $(seq 1 20))
 echo "raw 43" >&3                                   # short
-echo "raw 43010200${Z20}00" >&3                     # HEARTBEAT one byte long
-echo "raw 43019900" >&3                             # unknown type
-echo "raw 43020200$Z20" >&3                         # other version
+echo "raw 43020200${Z20}00" >&3                     # HEARTBEAT one byte long
+echo "raw 43029900" >&3                             # unknown type
+echo "raw 43030200$Z20" >&3                         # other version
 echo "raw 58010200$Z20" >&3                         # bad magic
-echo "raw 43010400$Z28" >&3                         # RATE: only agents send it
-echo "raw2 43010200$Z20 43010200$Z20" >&3           # two heartbeats as one multipart message
-# CONSTRAINT jobA gen 9: period 100ms, slice 200ms (> period)
-#      header    gen              period           slice            deadline         phase            "jobA"
-echo "raw 43014200""0900000000000000""00e1f50500000000""00c2eb0b00000000""0000000000000000""0000000000000000""046a6f6241" >&3
+echo "raw 43020400$Z28" >&3                         # RATE: only agents send it
+echo "raw2 43020200$Z20 43020200$Z20" >&3           # two heartbeats as one multipart message
+# CONSTRAINT jobA gen 9, one window: period 100ms, slice 200ms (> period)
+#      header    gen              nwin period           slice            deadline         phase            "jobA"
+echo "raw 43024200""0900000000000000""01""00e1f50500000000""00c2eb0b00000000""0000000000000000""0000000000000000""046a6f6241" >&3
 echo "constraint nosuchjob 3 100ms 10ms" >&3        # unknown job
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=3 status=-2 job=nosuchjob reason="unknown job nosuchjob on node badnode"' 5
 wait_for "$TMP/agent.log" 'constraint jobA: slice 200ms > (deadline|period) 100ms' 3

@@ -59,7 +59,7 @@ pass "empty, multi-part and oversized admin messages dropped; refusals logged wi
 
 # The agents' endpoint: zraw is a REQ (an extra empty frame): refused as multi-part; a
 # valid-looking RATE alone would come from an unregistered peer.
-zr "$CTLD_AGENTS" 43010400 >/dev/null
+zr "$CTLD_AGENTS" 43020400 >/dev/null
 zr "$CTLD_AGENTS" "ff*64" >/dev/null
 zr "$CTLD_AGENTS" "43*100000" >/dev/null
 kill -0 "$CTLD_PID" 2>/dev/null || ctld_fail "controller died on agent garbage"

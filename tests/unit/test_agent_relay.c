@@ -217,8 +217,9 @@ static void test_constraint_unknown_job_and_stale(void **state)
 	(void)state;
 	memset(&c, 0, sizeof(c));
 	c.gen = 1;
-	c.resv.period = 100000000;
-	c.resv.slice = 10000000;
+	c.nwin = 1;
+	c.win[0].period = 100000000;
+	c.win[0].slice = 10000000;
 	snprintf(c.job, sizeof(c.job), "nosuchjob");
 	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), -ENOENT);
 	assert_non_null(strstr(why, "unknown job nosuchjob"));
@@ -318,8 +319,9 @@ static void test_constraint_all_or_nothing(void **state)
 	f.refuse = 900002;
 	memset(&c, 0, sizeof(c));
 	c.gen = 7;
-	c.resv.period = 100000000;
-	c.resv.slice = 50000000;
+	c.nwin = 1;
+	c.win[0].period = 100000000;
+	c.win[0].slice = 50000000;
 	snprintf(c.job, sizeof(c.job), "jobC");
 	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), -ENOSPC);
 	assert_non_null(strstr(why, "pid 900002"));
@@ -366,7 +368,7 @@ static void test_constraint_all_or_nothing(void **state)
 	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), 0);
 	assert_int_equal(f.n, 0);
 	/* The same generation with another reservation: a controller bug, refused. */
-	c.resv.slice = 60000000;
+	c.win[0].slice = 60000000;
 	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), -ESTALE);
 	assert_int_equal(f.n, 0);
 	/* The next generation: SET for both (managed by the agent now), no LIST. */

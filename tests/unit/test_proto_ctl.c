@@ -136,10 +136,11 @@ static int sample(int i, struct pctl_msg *m)
 	case 7:
 		m->type = PCTL_CONSTRAINT;
 		m->u.cons.gen = 3;
-		m->u.cons.resv.period = 200000000;
-		m->u.cons.resv.slice = 80000000;
-		m->u.cons.resv.deadline = 0;
-		m->u.cons.resv.phase = 10000000;
+		m->u.cons.nwin = 1;
+		m->u.cons.win[0].period = 200000000;
+		m->u.cons.win[0].slice = 80000000;
+		m->u.cons.win[0].deadline = 0;
+		m->u.cons.win[0].phase = 10000000;
 		strcpy(m->u.cons.job, "jobA");
 		return 0;
 	case 8:
@@ -155,6 +156,22 @@ static int sample(int i, struct pctl_msg *m)
 		return 0;
 	case 10:
 		m->type = PCTL_TASK_STATS;
+		return 0;
+	case 11:
+		m->type = PCTL_EPOCH;
+		m->u.epoch.realtime_ns = 1795000000123456789ULL;
+		return 0;
+	case 12: /* three windows of a 100 ms frame */
+		m->type = PCTL_CONSTRAINT;
+		m->u.cons.gen = 4;
+		m->u.cons.nwin = 3;
+		for (int k = 0; k < 3; k++) {
+			m->u.cons.win[k].period = 100000000;
+			m->u.cons.win[k].slice = 10000000 + (uint64_t)k;
+			m->u.cons.win[k].deadline = 15000000;
+			m->u.cons.win[k].phase = 30000000 * (uint64_t)k;
+		}
+		strcpy(m->u.cons.job, "jobB");
 		return 0;
 	}
 	return -1;
@@ -233,8 +250,13 @@ static void assert_same(const struct pctl_msg *a, const struct pctl_msg *b)
 		break;
 	case PCTL_CONSTRAINT:
 		assert_true(a->u.cons.gen == b->u.cons.gen);
-		assert_memory_equal(&a->u.cons.resv, &b->u.cons.resv, sizeof(a->u.cons.resv));
+		assert_int_equal(a->u.cons.nwin, b->u.cons.nwin);
+		assert_memory_equal(a->u.cons.win, b->u.cons.win,
+		                    a->u.cons.nwin * sizeof(a->u.cons.win[0]));
 		assert_string_equal(a->u.cons.job, b->u.cons.job);
+		break;
+	case PCTL_EPOCH:
+		assert_true(a->u.epoch.realtime_ns == b->u.epoch.realtime_ns);
 		break;
 	case PCTL_CONSTRAINT_ACK:
 		assert_true(a->u.cack.gen == b->u.cack.gen);
@@ -303,7 +325,11 @@ static void test_sizes(void **state)
 	sample(0, &m);
 	assert_int_equal(pctl_size(&m), 33 + (int)strlen("node-01.cluster"));
 	sample(7, &m);
-	assert_int_equal(pctl_size(&m), 45 + 4);
+	assert_int_equal(pctl_size(&m), 14 + 32 + 4);
+	sample(12, &m);
+	assert_int_equal(pctl_size(&m), 14 + 3 * 32 + 4);
+	sample(11, &m);
+	assert_int_equal(pctl_size(&m), PCTL_HDR + 8);
 }
 
 static int encode_sample(int i)
@@ -396,11 +422,11 @@ static void test_constraint_ranges(void **state)
 
 	(void)state;
 	sample(7, &m);
-	m.u.cons.resv.slice = m.u.cons.resv.period + 1;
+	m.u.cons.win[0].slice = m.u.cons.win[0].period + 1;
 	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
 	/* The same on the wire: encode a valid one and patch the slice. */
 	n = encode_sample(7);
-	buf[PCTL_HDR + 16 + 7] = 0x7f; /* slice high byte: far beyond the period */
+	buf[PCTL_HDR + 17 + 7] = 0x7f; /* slice high byte: far beyond the period */
 	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "jobA"));
 	/* ...which the agent can still answer by name. */
@@ -415,16 +441,55 @@ static void test_constraint_ranges(void **state)
 		assert_int_equal(pctl_peek_constraint(buf, (size_t)n, &gen, job), -EBADMSG);
 	}
 	sample(7, &m);
-	m.u.cons.resv.phase = m.u.cons.resv.period;
+	m.u.cons.win[0].phase = m.u.cons.win[0].period;
 	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
 	sample(7, &m);
-	m.u.cons.resv.deadline = m.u.cons.resv.slice - 1;
+	m.u.cons.win[0].deadline = m.u.cons.win[0].slice - 1;
 	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
 	sample(7, &m);
-	m.u.cons.resv.slice = 0;
+	m.u.cons.win[0].slice = 0;
 	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
 	sample(7, &m);
-	m.u.cons.resv.period = VSP_PERIOD_MAX + 1;
+	m.u.cons.win[0].period = VSP_PERIOD_MAX + 1;
+	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	/* Several windows: disjoint, in order, one period, inside it; count 1..8. */
+	sample(12, &m);
+	m.u.cons.win[1].phase = m.u.cons.win[0].phase + m.u.cons.win[0].deadline - 1;
+	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	sample(12, &m);
+	m.u.cons.win[2].period = 200000000;
+	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	sample(12, &m);
+	m.u.cons.win[2].phase = 90000000; /* ends at 105 ms > the 100 ms frame */
+	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	sample(12, &m);
+	m.u.cons.nwin = 0;
+	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	m.u.cons.nwin = PCTL_MAX_WINDOWS + 1;
+	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	/* On the wire: overlapping windows refused by name, with the window named. */
+	n = encode_sample(12);
+	buf[PCTL_HDR + 9 + 32 + 26] = 0; /* window 2's phase: 30 ms -> 50 us, inside window 1 */
+	buf[PCTL_HDR + 9 + 32 + 27] = 0;
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "jobB"));
+	assert_non_null(strstr(why, "window 2"));
+	{
+		uint64_t gen = 0;
+		char job[PCTL_NAME_MAX + 1];
+		assert_int_equal(pctl_peek_constraint(buf, (size_t)n, &gen, job), 0);
+		assert_true(gen == 4);
+		assert_string_equal(job, "jobB");
+	}
+	/* A window count the frame's length does not match. */
+	n = encode_sample(12);
+	buf[PCTL_HDR + 8] = 2;
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EBADMSG);
+	buf[PCTL_HDR + 8] = 9;
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EBADMSG);
+	/* EPOCH 0 is not an epoch. */
+	sample(11, &m);
+	m.u.epoch.realtime_ns = 0;
 	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
 }
 
@@ -458,6 +523,8 @@ static void test_names_and_directions(void **state)
 	assert_true(pctl_from_agent(PCTL_RATE));
 	assert_false(pctl_from_agent(PCTL_CONSTRAINT));
 	assert_true(pctl_from_controller(PCTL_CONSTRAINT));
+	assert_true(pctl_from_controller(PCTL_EPOCH));
+	assert_false(pctl_from_agent(PCTL_EPOCH));
 	assert_true(pctl_from_controller(PCTL_HEARTBEAT));
 	assert_false(pctl_from_controller(PCTL_BW));
 	assert_string_equal(pctl_type_name(PCTL_CONSTRAINT_ACK), "constraint_ack");
