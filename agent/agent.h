@@ -112,14 +112,20 @@ struct snet_proc {
 	bool had_sockets; /* it has had a TCP socket at some point */
 };
 
+/* A reservation as the agent applies it: 1..VSP_MAX_WINDOWS windows (proto_vsched.h). */
+struct agent_resv {
+	uint8_t n;
+	struct vsp_resv w[VSP_MAX_WINDOWS];
+};
+
 struct agent_job {
 	bool used;
 	uint32_t handle; /* the agent's handle, in JOB_PROC and RATE */
 	char name[PCTL_NAME_MAX + 1];
 	int nprocs;
-	bool constrained;     /* a controller CONSTRAINT is in force */
-	uint64_t gen;         /* its generation */
-	struct vsp_resv resv; /* its reservation */
+	bool constrained;       /* a controller CONSTRAINT is in force */
+	uint64_t gen;           /* its generation */
+	struct agent_resv resv; /* its reservation (windows) */
 };
 
 struct agent_proc {
@@ -132,7 +138,7 @@ struct agent_proc {
 	bool managed;        /* under vsched with resv */
 	bool seen_in_vsched; /* in vsched's last LIST */
 	uint64_t gen;        /* generation applied (0: provisional) */
-	struct vsp_resv resv;
+	struct agent_resv resv;
 	/* sampling */
 	struct smem_proc mem;
 	struct snet_proc net;
@@ -163,6 +169,7 @@ struct agent_counters {
 	uint64_t rates_sent, rates_dropped, reports_lost;
 	uint64_t hellos, registrations, link_losses;
 	uint64_t cons_applied, cons_refused, vsched_errors;
+	uint64_t epochs, epochs_applied; /* EPOCH from the controller; given to vsched */
 };
 
 enum ctl_state {
@@ -188,6 +195,8 @@ struct vsc {
 	void *req; /* REQ, recreated after a timeout */
 	char endpoint[AGENT_ENDPOINT_MAX];
 	uint64_t timeout; /* ns */
+	bool up;          /* the last call was answered */
+	bool fresh;       /* answered after not being (or first time): reconnected */
 };
 
 struct agent {
@@ -208,6 +217,9 @@ struct agent {
 	uint64_t instance;
 	mono_ns started;
 	struct agent_counters cnt;
+	uint64_t epoch_ns;  /* the controller's epoch (CLOCK_REALTIME ns), 0: none yet */
+	mono_ns epoch_next; /* when to give it to vsched again */
+	bool epoch_pending; /* not given to vsched since it arrived */
 };
 
 /* config.c */
@@ -311,9 +323,11 @@ int vsc_call(struct vsc *v, const struct vsp_request *req, struct vsp_reply *rep
  * Puts pid under resv: SET when we believe vsched manages it (managed), else ADD; each falls
  * back to the other when vsched says otherwise. Returns 0 or -errno with why.
  */
-int vsc_put(struct vsc *v, pid_t pid, const struct vsp_resv *resv, uint8_t park, bool managed,
+int vsc_put(struct vsc *v, pid_t pid, const struct agent_resv *resv, uint8_t park, bool managed,
             char *why, size_t whylen);
 int vsc_del(struct vsc *v, pid_t pid, char *why, size_t whylen);
+/* EPOCH: releases at realtime_ns + phase + k*period. Returns 0 or -errno with why. */
+int vsc_epoch(struct vsc *v, uint64_t realtime_ns, char *why, size_t whylen);
 
 /* constraint.c */
 /*
@@ -328,6 +342,16 @@ void cons_place_proc(struct agent *a, int idx);
  * (TASK_STATS, when registered), and managed processes vsched lost are put back.
  */
 void cons_send_stats(struct agent *a);
+/*
+ * The controller's EPOCH (PCTL_EPOCH): remembered and given to vsched at once; again when
+ * the vsched client reconnects and every AGENT_EPOCH_REASSERT (vsched ignores the same
+ * epoch, so a restarted vsched gets it back within that time). Never blocks longer than
+ * one vsched request.
+ */
+void cons_set_epoch(struct agent *a, uint64_t realtime_ns);
+/* Gives the remembered epoch to vsched when due (main loop, every tick). */
+void cons_epoch_tick(struct agent *a, mono_ns now);
+#define AGENT_EPOCH_REASSERT (5 * NSEC_PER_SEC)
 
 /* ctl_link.c */
 int ctl_open(struct agent *a);

@@ -1,6 +1,8 @@
 /*
- * Constraints from the controller, applied to vsched. A CONSTRAINT covers every process
- * of a job on this node and is applied to all of them or to none: when vsched refuses one
+ * Constraints from the controller, applied to vsched. A CONSTRAINT (one reservation, or up to
+ * VSP_MAX_WINDOWS disjoint windows of one co-scheduling frame, given to vsched as one
+ * multi-window ADD/SET) covers every process of a job on this node and is applied to all of
+ * them or to none: when vsched refuses one
  * process, the ones already changed are put back to what they had, so the controller can
  * keep its invariant "never half-applied" (it reads the CONSTRAINT_ACK). Generations only
  * go forward per job; an older one is refused as stale, the same one again is a no-op.
@@ -16,21 +18,56 @@
 #include "duration.h"
 #include "log.h"
 
-static void fmt_resv(const struct vsp_resv *r, char *buf, size_t len)
+static void fmt_resv(const struct agent_resv *ar, char *buf, size_t len)
 {
 	char p[32], s[32], d[32], ph[32];
+	const struct vsp_resv *r = &ar->w[0];
+	size_t k;
 
-	snprintf(buf, len, "period %s slice %s deadline %s phase %s",
-	         duration_format(r->period, p, sizeof(p)), duration_format(r->slice, s, sizeof(s)),
-	         duration_format(r->deadline ? r->deadline : r->period, d, sizeof(d)),
-	         duration_format(r->phase, ph, sizeof(ph)));
+	if (ar->n <= 1) {
+		snprintf(buf, len, "period %s slice %s deadline %s phase %s",
+		         duration_format(r->period, p, sizeof(p)),
+		         duration_format(r->slice, s, sizeof(s)),
+		         duration_format(r->deadline ? r->deadline : r->period, d, sizeof(d)),
+		         duration_format(r->phase, ph, sizeof(ph)));
+		return;
+	}
+	/* period 100ms, windows 0+30ms/30ms 50ms+20ms/20ms (PHASE+LENGTH/SLICE) */
+	k = (size_t)snprintf(buf, len, "period %s, windows",
+	                     duration_format(r->period, p, sizeof(p)));
+	for (unsigned i = 0; i < ar->n && i < VSP_MAX_WINDOWS && k < len; i++) {
+		r = &ar->w[i];
+		k += (size_t)snprintf(
+		    buf + k, len - k, " %s+%s/%s", duration_format(r->phase, ph, sizeof(ph)),
+		    duration_format(r->deadline ? r->deadline : r->period, d, sizeof(d)),
+		    duration_format(r->slice, s, sizeof(s)));
+	}
+}
+
+static void resv_one(struct agent_resv *ar, const struct vsp_resv *r)
+{
+	memset(ar, 0, sizeof(*ar));
+	ar->n = 1;
+	ar->w[0] = *r;
+}
+
+static void resv_of_constraint(struct agent_resv *ar, const struct pctl_constraint *c)
+{
+	memset(ar, 0, sizeof(*ar));
+	ar->n = c->nwin;
+	memcpy(ar->w, c->win, (size_t)c->nwin * sizeof(ar->w[0]));
+}
+
+static bool resv_equal(const struct agent_resv *x, const struct agent_resv *y)
+{
+	return x->n == y->n && memcmp(x->w, y->w, (size_t)x->n * sizeof(x->w[0])) == 0;
 }
 
 /* What a process had before a CONSTRAINT touched it, to put it back on refusal. */
 struct undo {
 	int idx;
-	bool had;             /* under vsched before (by us, or placed by someone else) */
-	struct vsp_resv prev; /* its reservation then */
+	bool had;               /* under vsched before (by us, or placed by someone else) */
+	struct agent_resv prev; /* its reservation then */
 };
 
 /*
@@ -63,8 +100,14 @@ static int collect_undo(struct agent *a, int j, struct undo *u)
 		for (uint32_t t = 0; t < rep.ntasks; t++)
 			for (int k = 0; k < n; k++)
 				if (!u[k].had && a->procs[u[k].idx].pid == rep.tasks[t].pid) {
+					const struct vsp_task_stat *st = &rep.tasks[t];
 					u[k].had = true;
-					u[k].prev = rep.tasks[t].resv;
+					memset(&u[k].prev, 0, sizeof(u[k].prev));
+					u[k].prev.n = st->nwin >= 1 && st->nwin <= VSP_MAX_WINDOWS
+					                  ? st->nwin
+					                  : 1;
+					memcpy(u[k].prev.w, st->win, sizeof(u[k].prev.w));
+					u[k].prev.w[0] = st->resv;
 				}
 	free(rep.tasks);
 	return n;
@@ -76,18 +119,21 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 	struct undo *u;
 	int n, ndone = 0, rc = 0;
 	struct agent_job *jb;
-	char rs[160], pwhy[200];
+	struct agent_resv want;
+	char rs[400], pwhy[200];
 
 	if (j < 0) {
 		a->cnt.ctl_unknown_job++;
 		snprintf(why, whylen, "unknown job %s on node %s", c->job, a->cfg.node);
 		return -ENOENT;
 	}
-	if (c->nwin != 1) {
-		snprintf(why, whylen, "job %s: %u windows: this agent applies one reservation only",
-		         c->job, c->nwin);
-		return -EOPNOTSUPP;
+	if (c->nwin < 1 || c->nwin > VSP_MAX_WINDOWS) {
+		/* pctl_decode refuses these; a caller inside the agent must not get further */
+		snprintf(why, whylen, "job %s: %u windows, expected 1..%d", c->job, c->nwin,
+		         VSP_MAX_WINDOWS);
+		return -EINVAL;
 	}
+	resv_of_constraint(&want, c);
 	jb = &a->jobs[j];
 	if (jb->constrained && c->gen < jb->gen) {
 		a->cnt.ctl_stale++;
@@ -95,8 +141,7 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		         (unsigned long long)c->gen, (unsigned long long)jb->gen);
 		return -ESTALE;
 	}
-	if (jb->constrained && c->gen == jb->gen &&
-	    memcmp(&c->win[0], &jb->resv, sizeof(c->win[0])) != 0) {
+	if (jb->constrained && c->gen == jb->gen && !resv_equal(&want, &jb->resv)) {
 		snprintf(why, whylen,
 		         "job %s: generation %llu already in force with another "
 		         "reservation",
@@ -114,8 +159,7 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 			u[k].idx = -1; /* already in force: nothing to do, nothing to undo */
 			continue;
 		}
-		rc =
-		    vsc_put(&a->vs, pr->pid, &c->win[0], a->cfg.park, u[k].had, pwhy, sizeof(pwhy));
+		rc = vsc_put(&a->vs, pr->pid, &want, a->cfg.park, u[k].had, pwhy, sizeof(pwhy));
 		if (rc == -ESRCH && registry_starttime(pr->pid) != pr->starttime) {
 			/*
 			 * It exited since the last sampling round: not a refusal. Undoing the
@@ -161,7 +205,7 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		pr = &a->procs[u[k].idx];
 		pr->managed = true;
 		pr->gen = c->gen;
-		pr->resv = c->win[0];
+		pr->resv = want;
 		ndone++;
 	}
 	free(u);
@@ -169,8 +213,8 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		return 0; /* the same generation again: already in force */
 	jb->constrained = true;
 	jb->gen = c->gen;
-	jb->resv = c->win[0];
-	fmt_resv(&c->win[0], rs, sizeof(rs));
+	jb->resv = want;
+	fmt_resv(&want, rs, sizeof(rs));
 	log_info("job %s: constraint gen %llu applied to %d process(es): %s", c->job,
 	         (unsigned long long)c->gen, jb->nprocs, rs);
 	return 0;
@@ -180,15 +224,17 @@ void cons_place_proc(struct agent *a, int idx)
 {
 	struct agent_proc *pr = &a->procs[idx];
 	struct agent_job *jb = &a->jobs[pr->job];
-	const struct vsp_resv *r;
+	struct agent_resv prov;
+	const struct agent_resv *r;
 	uint64_t gen;
-	char why[200], rs[160];
+	char why[200], rs[400];
 
 	if (jb->constrained) {
 		r = &jb->resv;
 		gen = jb->gen;
 	} else if (a->cfg.provisional.period) {
-		r = &a->cfg.provisional;
+		resv_one(&prov, &a->cfg.provisional);
+		r = &prov;
 		gen = 0;
 	} else {
 		log_info("job %s: pid %d waits for the controller's constraint", jb->name,
@@ -210,7 +256,7 @@ void cons_place_proc(struct agent *a, int idx)
 		req.pid = pr->pid;
 		req.cpu = -1;
 		req.park = a->cfg.park;
-		req.resv = *r;
+		req.resv = r->w[0];
 		rc = vsc_call(&a->vs, &req, &rep);
 		free(rep.tasks);
 		if (rc == -EEXIST) {
@@ -308,4 +354,46 @@ void cons_send_stats(struct agent *a)
 	m.u.stats.e = e;
 	ctl_send(a, &m);
 	free(e);
+}
+
+void cons_set_epoch(struct agent *a, uint64_t realtime_ns)
+{
+	a->cnt.epochs++;
+	if (realtime_ns == a->epoch_ns && !a->epoch_pending) {
+		log_debug("controller: epoch %llu ns again", (unsigned long long)realtime_ns);
+		return;
+	}
+	a->epoch_ns = realtime_ns;
+	a->epoch_pending = true;
+	a->epoch_next = 0;
+	log_info("controller: epoch %llu ns (CLOCK_REALTIME)", (unsigned long long)realtime_ns);
+	cons_epoch_tick(a, mono_now());
+}
+
+void cons_epoch_tick(struct agent *a, mono_ns now)
+{
+	char why[300];
+	int rc;
+
+	if (a->epoch_ns == 0)
+		return;
+	if (!a->vs.fresh && mono_before(now, a->epoch_next))
+		return;
+	a->vs.fresh = false;
+	rc = vsc_epoch(&a->vs, a->epoch_ns, why, sizeof(why));
+	/* again after a second while not given, then every re-assertion */
+	a->epoch_next = now + (rc != 0 && a->epoch_pending ? NSEC_PER_SEC : AGENT_EPOCH_REASSERT);
+	if (rc != 0) {
+		if (a->epoch_pending && a->cnt.epochs_applied == 0)
+			log_warnx("epoch %llu ns not given to vsched: %s",
+			          (unsigned long long)a->epoch_ns, why);
+		else
+			log_debug("epoch not given to vsched: %s", why);
+		a->cnt.vsched_errors++;
+		return;
+	}
+	if (a->epoch_pending)
+		log_info("epoch %llu ns given to vsched", (unsigned long long)a->epoch_ns);
+	a->epoch_pending = false;
+	a->cnt.epochs_applied++;
 }

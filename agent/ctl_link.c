@@ -346,6 +346,9 @@ void ctl_on_frame(struct agent *a)
 		case PCTL_CONSTRAINT:
 			handle_constraint(a, &m.u.cons);
 			break;
+		case PCTL_EPOCH:
+			cons_set_epoch(a, m.u.epoch.realtime_ns);
+			break;
 		}
 		pctl_msg_release(&m);
 	}

@@ -54,7 +54,8 @@ void agent_log_stats(const struct agent *a)
 	         "ctl_refused=%llu (ctl_short=%llu ctl_long=%llu ctl_type=%llu ctl_version=%llu "
 	         "ctl_bad=%llu ctl_multipart=%llu) "
 	         "constraints=%llu/%llu refused (unknown_job=%llu stale=%llu) rates=%llu "
-	         "dropped=%llu lost=%llu registrations=%llu link_losses=%llu vsched_errors=%llu",
+	         "dropped=%llu lost=%llu registrations=%llu link_losses=%llu vsched_errors=%llu "
+	         "epochs=%llu epochs_applied=%llu",
 	         registry_nprocs(a), (unsigned long long)c->app_ok,
 	         (unsigned long long)(c->app_short + c->app_long + c->app_type + c->app_version +
 	                              c->app_bad + c->app_unknown_handle + c->app_foreign_pid +
@@ -73,7 +74,8 @@ void agent_log_stats(const struct agent *a)
 	         (unsigned long long)c->ctl_unknown_job, (unsigned long long)c->ctl_stale,
 	         (unsigned long long)c->rates_sent, (unsigned long long)c->rates_dropped,
 	         (unsigned long long)c->reports_lost, (unsigned long long)c->registrations,
-	         (unsigned long long)c->link_losses, (unsigned long long)c->vsched_errors);
+	         (unsigned long long)c->link_losses, (unsigned long long)c->vsched_errors,
+	         (unsigned long long)c->epochs, (unsigned long long)c->epochs_applied);
 }
 
 static int calibrate(void)
@@ -159,6 +161,10 @@ static void run(struct agent *a)
 			cons_send_stats(a);
 			next_stats = now + a->cfg.stats_interval;
 		}
+		/* after the stats round: a vsched that answers again gets the epoch back */
+		cons_epoch_tick(a, now);
+		if (a->epoch_ns)
+			next = mono_min(next, a->epoch_next);
 		if (!mono_before(now, next_log) || stats_flag) {
 			stats_flag = 0;
 			agent_log_stats(a);

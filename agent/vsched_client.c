@@ -68,8 +68,10 @@ int vsc_call(struct vsc *v, const struct vsp_request *req, struct vsp_reply *rep
 	it.fd = 0;
 	it.revents = 0;
 	if (zmq_poll(&it, 1, ms < 100 ? ms : 100) <= 0 ||
-	    zmq_send(v->req, out, (size_t)len, ZMQ_DONTWAIT) != len)
+	    zmq_send(v->req, out, (size_t)len, ZMQ_DONTWAIT) != len) {
+		v->up = false;
 		return -ENOTCONN; /* not running: the socket stays, and reconnects by itself */
+	}
 	it.events = ZMQ_POLLIN;
 	it.revents = 0;
 	do
@@ -77,6 +79,7 @@ int vsc_call(struct vsc *v, const struct vsp_request *req, struct vsp_reply *rep
 	while (rc < 0 && zmq_errno() == EINTR);
 	if (rc <= 0) {
 		vsc_close(v);
+		v->up = false;
 		return -ETIMEDOUT;
 	}
 	zmq_msg_init(&in);
@@ -87,6 +90,9 @@ int vsc_call(struct vsc *v, const struct vsp_request *req, struct vsp_reply *rep
 	}
 	rc = vsp_decode_reply(zmq_msg_data(&in), zmq_msg_size(&in), rep, why, sizeof(why));
 	zmq_msg_close(&in);
+	if (!v->up)
+		v->fresh = true; /* answered again (or for the first time): (re)connected */
+	v->up = true;
 	if (rc != 0) {
 		log_warnx("vsched: bad reply: %s", why);
 		snprintf(rep->msg, sizeof(rep->msg), "bad reply: %s", why);
@@ -96,11 +102,32 @@ int vsc_call(struct vsc *v, const struct vsp_request *req, struct vsp_reply *rep
 	return rep->status;
 }
 
-int vsc_put(struct vsc *v, pid_t pid, const struct vsp_resv *resv, uint8_t park, bool managed,
+/* Reason for a failed request: vsched's message, else the error. */
+static void say_failure(int rc, const struct vsp_reply *rep, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "vsched: %s",
+	         rep->msg[0]        ? rep->msg
+	         : rc == -ETIMEDOUT ? "no answer (timeout)"
+	         : rc == -ENOTCONN  ? "not running"
+	                            : strerror(-rc));
+}
+
+/* One request whose reply carries no task list; on failure why says why. */
+static int call_simple(struct vsc *v, const struct vsp_request *req, char *why, size_t whylen)
+{
+	struct vsp_reply rep;
+	int rc = vsc_call(v, req, &rep);
+
+	free(rep.tasks);
+	if (rc != 0)
+		say_failure(rc, &rep, why, whylen);
+	return rc;
+}
+
+int vsc_put(struct vsc *v, pid_t pid, const struct agent_resv *resv, uint8_t park, bool managed,
             char *why, size_t whylen)
 {
 	struct vsp_request req;
-	struct vsp_reply rep;
 	int rc;
 
 	memset(&req, 0, sizeof(req));
@@ -108,37 +135,35 @@ int vsc_put(struct vsc *v, pid_t pid, const struct vsp_resv *resv, uint8_t park,
 	req.pid = pid;
 	req.cpu = -1;
 	req.park = park;
-	req.resv = *resv;
-	rc = vsc_call(v, &req, &rep);
-	free(rep.tasks);
+	req.nwin = resv->n;
+	memcpy(req.win, resv->w, sizeof(req.win));
+	req.resv = resv->w[0];
+	rc = call_simple(v, &req, why, whylen);
 	if ((rc == -EEXIST && req.type == VSP_ADD) || (rc == -ESRCH && req.type == VSP_SET)) {
 		/* ADD of a task already managed (say, started by `vschedctl job run`): SET;
 		 * SET of a task vsched no longer has (vsched restarted): ADD. */
 		req.type = req.type == VSP_ADD ? VSP_SET : VSP_ADD;
-		rc = vsc_call(v, &req, &rep);
-		free(rep.tasks);
+		rc = call_simple(v, &req, why, whylen);
 	}
-	if (rc != 0)
-		snprintf(why, whylen, "vsched: %s",
-		         rep.msg[0]         ? rep.msg
-		         : rc == -ETIMEDOUT ? "no answer (timeout)"
-		         : rc == -ENOTCONN  ? "not running"
-		                            : strerror(-rc));
 	return rc;
 }
 
 int vsc_del(struct vsc *v, pid_t pid, char *why, size_t whylen)
 {
 	struct vsp_request req;
-	struct vsp_reply rep;
-	int rc;
 
 	memset(&req, 0, sizeof(req));
 	req.type = VSP_DEL;
 	req.pid = pid;
-	rc = vsc_call(v, &req, &rep);
-	free(rep.tasks);
-	if (rc != 0)
-		snprintf(why, whylen, "vsched: %s", rep.msg[0] ? rep.msg : strerror(-rc));
-	return rc;
+	return call_simple(v, &req, why, whylen);
+}
+
+int vsc_epoch(struct vsc *v, uint64_t realtime_ns, char *why, size_t whylen)
+{
+	struct vsp_request req;
+
+	memset(&req, 0, sizeof(req));
+	req.type = VSP_EPOCH;
+	req.epoch_realtime_ns = realtime_ns;
+	return call_simple(v, &req, why, whylen);
 }

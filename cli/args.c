@@ -210,3 +210,96 @@ void args_resv(const char *cmd, struct ctl_opt *opts, struct vsp_resv *r)
 	if (o != NULL && o->value != NULL)
 		r->phase = args_duration(cmd, "phase", o->value, true);
 }
+
+/* Parses "PHASE+LEN[/SLICE]" into w (period left 0). */
+static void parse_window(const char *cmd, const char *s, struct vsp_resv *w)
+{
+	char buf[96], *plus, *slash;
+
+	if (strlen(s) >= sizeof(buf))
+		args_fail(cmd, "--window '%s': too long", s);
+	strcpy(buf, s);
+	plus = strchr(buf, '+');
+	if (plus == NULL)
+		args_fail(cmd, "--window '%s': expected PHASE+LENGTH[/SLICE], e.g. 50ms+20ms", s);
+	*plus++ = '\0';
+	slash = strchr(plus, '/');
+	if (slash != NULL)
+		*slash++ = '\0';
+	*w = (struct vsp_resv){0};
+	/* a bare 0 is the frame start: "0+30ms" reads better than "0ns+30ms" */
+	w->phase = strcmp(buf, "0") == 0 ? 0 : args_duration(cmd, "window", buf, true);
+	w->deadline = args_duration(cmd, "window", plus, false);
+	w->slice = slash != NULL ? args_duration(cmd, "window", slash, false) : w->deadline;
+}
+
+int args_take_windows(const char *cmd, int *argc, char **argv, struct vsp_resv *w)
+{
+	int n = 0, k = 0, i;
+
+	for (i = 0; i < *argc; i++) {
+		const char *a = argv[i], *v = NULL;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strcmp(a, "--window") == 0) {
+			if (i + 1 >= *argc || argv[i + 1][0] == '\0')
+				args_fail(cmd, "option --window needs a value");
+			v = argv[++i];
+		} else if (strncmp(a, "--window=", 9) == 0) {
+			v = a + 9;
+			if (*v == '\0')
+				args_fail(cmd, "option --window needs a value");
+		} else {
+			argv[k++] = argv[i];
+			continue;
+		}
+		if (n >= VSP_MAX_WINDOWS)
+			args_fail(cmd, "more than %d --window options", VSP_MAX_WINDOWS);
+		parse_window(cmd, v, &w[n++]);
+	}
+	for (; i < *argc; i++)
+		argv[k++] = argv[i];
+	*argc = k;
+	return n;
+}
+
+static int by_phase(const void *a, const void *b)
+{
+	const struct vsp_resv *x = a, *y = b;
+
+	return (x->phase > y->phase) - (x->phase < y->phase);
+}
+
+void args_reservation(const char *cmd, struct ctl_opt *opts, struct vsp_resv *w, int nwin,
+                      struct vsp_request *req)
+{
+	static const char *single[] = {"slice", "deadline", "phase"};
+	const struct ctl_opt *o;
+	uint64_t period;
+
+	if (nwin == 0) {
+		args_resv(cmd, opts, &req->resv);
+		req->nwin = 0;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(single) / sizeof(single[0]); i++) {
+		o = args_opt(opts, single[i]);
+		if (o != NULL && o->value != NULL)
+			args_fail(cmd,
+			          "--%s cannot be combined with --window (give PHASE+LENGTH/SLICE)",
+			          single[i]);
+	}
+	o = args_opt(opts, "period");
+	if (o->value == NULL)
+		args_fail(cmd, "--period is required");
+	period = args_duration(cmd, "period", o->value, true);
+	/* vsched wants them in phase order; overlaps are its to refuse, with the reason */
+	qsort(w, (size_t)nwin, sizeof(*w), by_phase);
+	req->nwin = (uint8_t)nwin;
+	for (int i = 0; i < nwin; i++) {
+		req->win[i] = w[i];
+		req->win[i].period = period;
+	}
+	req->resv = req->win[0];
+}

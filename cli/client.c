@@ -17,7 +17,7 @@
 #include "timeutil.h"
 
 /* Largest reply: header, fixed part, message, VSP_MAX_TASKS records. */
-#define CTL_MAX_REPLY (4 + 10 + VSP_MSG_MAX + (size_t)VSP_MAX_TASKS * VSP_STAT_WIRE)
+#define CTL_MAX_REPLY (4 + 10 + VSP_MSG_MAX + (size_t)VSP_MAX_TASKS * VSP_STAT_WIRE_MAX)
 
 static int no_answer(const char *endpoint)
 {

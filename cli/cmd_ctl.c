@@ -320,6 +320,98 @@ int cmd_job_list(const char *vsched_endpoint, int argc, char **argv)
 	return rc;
 }
 
+/* Slot records [i, end) with the same (slot, node) as record i. */
+static uint16_t slot_group_end(const struct padm_reply *rep, uint16_t i)
+{
+	uint16_t e = i + 1;
+	while (e < rep->nslots && rep->slots[e].slot == rep->slots[i].slot &&
+	       strcmp(rep->slots[e].node, rep->slots[i].node) == 0)
+		e++;
+	return e;
+}
+
+/* The co-scheduling part of `job show` (coschedule mode). */
+static void show_plan_text(const struct padm_reply *rep)
+{
+	const struct padm_plan *p = &rep->plan;
+	char a[32], b[32], c[32], d[32];
+
+	if (!(p->flags & PADM_PF_ON))
+		return;
+	if (!(p->flags & PADM_PF_PLANNED)) {
+		printf("  co-scheduling: not in the plan (no target, R_max unknown, or no rank "
+		       "on an up node)\n");
+		return;
+	}
+	printf("  co-scheduling: %u of %u slots needed, every %u slots of %s (%u window-set(s) "
+	       "per frame of %u slots)%s%s%s\n",
+	       p->got, p->need, p->slots, duration_format(p->slot_ns, a, sizeof(a)),
+	       p->frame_slots / p->slots, p->frame_slots,
+	       p->flags & PADM_PF_COMPLETE ? "" : "; the plan is short of slots",
+	       p->flags & PADM_PF_COLOURABLE ? "" : "; NOT pinnable to CPUs on some node",
+	       p->flags & PADM_PF_MERGED ? "; windows merged to fit 8" : "");
+	for (uint8_t w = 0; w < p->nwin; w++)
+		printf("  window %u: phase %s slice %s deadline %s period %s\n", w + 1,
+		       duration_format(p->win[w].phase, a, sizeof(a)),
+		       duration_format(p->win[w].slice, b, sizeof(b)),
+		       duration_format(p->win[w].deadline, c, sizeof(c)),
+		       duration_format(p->win[w].period, d, sizeof(d)));
+	if (rep->nslots == 0)
+		return;
+	printf("\n%5s %-12s %s\n", "SLOT", "NODE", "RUNNING (this job and its co-runners)");
+	for (uint16_t i = 0; i < rep->nslots;) {
+		uint16_t e = slot_group_end(rep, i);
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "%.12s", rep->slots[i].node);
+		printf("%5u %-12s", rep->slots[i].slot, nm);
+		for (uint16_t k = i; k < e; k++)
+			printf(" %s", rep->slots[k].job);
+		putchar('\n');
+		i = e;
+	}
+}
+
+static void show_plan_json(const struct padm_reply *rep)
+{
+	const struct padm_plan *p = &rep->plan;
+
+	if (!(p->flags & PADM_PF_ON)) {
+		fputs(", \"coschedule\": null", stdout);
+		return;
+	}
+	printf(", \"coschedule\": {\"planned\": %s, \"frame_slots\": %u, \"slots\": %u, "
+	       "\"slot_ns\": %llu, \"need\": %u, \"got\": %u, \"complete\": %s, "
+	       "\"colourable\": %s, \"merged\": %s, \"windows\": [",
+	       p->flags & PADM_PF_PLANNED ? "true" : "false", p->frame_slots, p->slots,
+	       (unsigned long long)p->slot_ns, p->need, p->got,
+	       p->flags & PADM_PF_COMPLETE ? "true" : "false",
+	       p->flags & PADM_PF_COLOURABLE ? "true" : "false",
+	       p->flags & PADM_PF_MERGED ? "true" : "false");
+	for (uint8_t w = 0; w < p->nwin; w++)
+		printf("%s{\"phase_ns\": %llu, \"slice_ns\": %llu, \"deadline_ns\": %llu, "
+		       "\"period_ns\": %llu}",
+		       w ? ", " : "", (unsigned long long)p->win[w].phase,
+		       (unsigned long long)p->win[w].slice, (unsigned long long)p->win[w].deadline,
+		       (unsigned long long)p->win[w].period);
+	fputs("], \"slot_table\": [", stdout);
+	for (uint16_t i = 0; i < rep->nslots;) {
+		uint16_t e = slot_group_end(rep, i);
+
+		printf("%s\n  {\"slot\": %u, \"node\": ", i ? "," : "", rep->slots[i].slot);
+		json_str(stdout, rep->slots[i].node);
+		fputs(", \"jobs\": [", stdout);
+		for (uint16_t k = i; k < e; k++) {
+			if (k > i)
+				fputs(", ", stdout);
+			json_str(stdout, rep->slots[k].job);
+		}
+		fputs("]}", stdout);
+		i = e;
+	}
+	fputs(rep->nslots ? "\n]}" : "]}", stdout);
+}
+
 static void show_text(const struct padm_reply *rep)
 {
 	const struct padm_job *j = &rep->jobs[0];
@@ -420,9 +512,12 @@ int cmd_job_show(const char *vsched_endpoint, int argc, char **argv)
 			        (unsigned long long)k->gen, (unsigned long long)k->misses,
 			        (unsigned long long)k->mem_bps, (unsigned long long)k->net_bps);
 		}
-		fputs(rep.nranks ? "\n]}\n" : "]}\n", stdout);
+		fputs(rep.nranks ? "\n]" : "]", stdout);
+		show_plan_json(&rep);
+		fputs("}\n", stdout);
 	} else if (rc == CTL_EXIT_OK) {
 		show_text(&rep);
+		show_plan_text(&rep);
 	}
 	padm_reply_release(&rep);
 	return rc;

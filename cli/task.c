@@ -1,5 +1,7 @@
 /*
  * vschedctl task add|set|del|list and vschedctl epoch: one request each to the local vsched.
+ * add/set take one reservation (--period --slice [--deadline] [--phase]) or up to
+ * VSP_MAX_WINDOWS windows of one frame (--period T --window PHASE+LENGTH[/SLICE] ...).
  * Success prints vsched's one-line confirmation on stdout (or the listing); a refusal prints
  * "vschedctl: task add 1234: <vsched's reason>" on stderr and exits 1.
  */
@@ -42,14 +44,16 @@ static int task_add_set(const char *endpoint, bool add, int argc, char **argv)
 	const char *cmd = add ? "task add" : "task set";
 	struct vsp_request req = {.type = add ? VSP_ADD : VSP_SET, .cpu = -1};
 	struct vsp_reply rep;
+	struct vsp_resv win[VSP_MAX_WINDOWS];
 	const char *pos[1];
 	char what[64];
-	int rc;
+	int rc, nwin;
 
+	nwin = args_take_windows(cmd, &argc, argv, win);
 	if (args_parse(cmd, argc, argv, opts, pos, 1, false, NULL, NULL) != 1)
 		args_fail(cmd, "PID is required");
 	req.pid = args_pid(cmd, pos[0]);
-	args_resv(cmd, opts, &req.resv);
+	args_reservation(cmd, opts, win, nwin, &req);
 	if (add) {
 		const struct ctl_opt *cpu = args_opt(opts, "cpu"), *park = args_opt(opts, "park");
 

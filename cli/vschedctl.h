@@ -54,6 +54,19 @@ uint64_t args_duration(const char *cmd, const char *opt, const char *s, bool all
 uint8_t args_park(const char *cmd, const char *s);
 /* Fills r from --period --slice (required) and --deadline --phase (optional) in opts. */
 void args_resv(const char *cmd, struct ctl_opt *opts, struct vsp_resv *r);
+/*
+ * Removes every "--window PHASE+LENGTH[/SLICE]" (or --window=...) before "--" from argv,
+ * parsing each into w[] (period 0; SLICE defaults to LENGTH). Returns their number, at most
+ * VSP_MAX_WINDOWS (more is a usage error).
+ */
+int args_take_windows(const char *cmd, int *argc, char **argv, struct vsp_resv *w);
+/*
+ * Fills req's reservation: with nwin == 0 from --period --slice [--deadline] [--phase];
+ * otherwise the nwin windows (sorted by phase) with --period, which --slice, --deadline and
+ * --phase may not accompany.
+ */
+void args_reservation(const char *cmd, struct ctl_opt *opts, struct vsp_resv *w, int nwin,
+                      struct vsp_request *req);
 
 /* client.c */
 /*

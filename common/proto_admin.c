@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto_vsched.h"
 #include "wire.h"
 
 #define ERRNO_MAX 4095
@@ -333,6 +334,35 @@ static bool rank_ok(const struct padm_rank *k)
 	return padm_name_ok(k->job) && padm_name_ok(k->node) && k->up <= 1 && measure_ok(k->rate);
 }
 
+static bool plan_ok(const struct padm_plan *p, uint16_t nslots)
+{
+	struct vsp_resv w[PADM_MAX_WINDOWS];
+	char why[160];
+
+	if (p->flags & ~PADM_PF_ALL || p->nwin > PADM_MAX_WINDOWS)
+		return false;
+	if (!(p->flags & PADM_PF_ON))
+		return p->flags == 0 && p->frame_slots == 0 && p->slots == 0 && p->slot_ns == 0 &&
+		       p->need == 0 && p->got == 0 && p->nwin == 0 && nslots == 0;
+	if (p->slots == 0 || p->frame_slots % p->slots != 0 || p->slot_ns == 0 ||
+	    p->got > p->slots || p->need > p->slots)
+		return false;
+	if (p->nwin == 0)
+		return true;
+	for (uint8_t i = 0; i < p->nwin; i++) {
+		w[i].period = p->win[i].period;
+		w[i].slice = p->win[i].slice;
+		w[i].deadline = p->win[i].deadline;
+		w[i].phase = p->win[i].phase;
+	}
+	return vsp_check_windows(w, p->nwin, why, sizeof(why)) == 0;
+}
+
+static bool slot_ok(const struct padm_slot *s, const struct padm_plan *p)
+{
+	return s->slot < p->slots && padm_name_ok(s->node) && padm_name_ok(s->job);
+}
+
 int padm_reply_size(const struct padm_reply *r)
 {
 	size_t n = PADM_HDR + 4 + 1 + strnlen(r->reason, PADM_REASON_MAX) + 6;
@@ -359,6 +389,15 @@ int padm_reply_size(const struct padm_reply *r)
 		if (!rank_ok(&r->ranks[i]))
 			return -EINVAL;
 		n += PADM_RANK_FIXED + 2 + strlen(r->ranks[i].job) + strlen(r->ranks[i].node);
+	}
+	if (r->nslots > PADM_MAX_RECORDS || (r->nslots && !r->slots) ||
+	    !plan_ok(&r->plan, r->nslots))
+		return -EINVAL;
+	n += PADM_PLAN_FIXED + (size_t)r->plan.nwin * 32 + 2;
+	for (uint16_t i = 0; i < r->nslots; i++) {
+		if (!slot_ok(&r->slots[i], &r->plan))
+			return -EINVAL;
+		n += PADM_SLOT_FIXED + 2 + strlen(r->slots[i].node) + strlen(r->slots[i].job);
 	}
 	return n > (size_t)INT32_MAX ? -EINVAL : (int)n;
 }
@@ -510,6 +549,25 @@ int padm_encode_reply(const struct padm_reply *r, uint8_t *buf, size_t cap)
 	wire_put_u16(&w, r->nranks);
 	for (uint16_t i = 0; i < r->nranks; i++)
 		put_rank(&w, &r->ranks[i]);
+	wire_put_u8(&w, r->plan.flags);
+	wire_put_u16(&w, r->plan.frame_slots);
+	wire_put_u16(&w, r->plan.slots);
+	wire_put_u64(&w, r->plan.slot_ns);
+	wire_put_u32(&w, r->plan.need);
+	wire_put_u32(&w, r->plan.got);
+	wire_put_u8(&w, r->plan.nwin);
+	for (uint8_t i = 0; i < r->plan.nwin; i++) {
+		wire_put_u64(&w, r->plan.win[i].period);
+		wire_put_u64(&w, r->plan.win[i].slice);
+		wire_put_u64(&w, r->plan.win[i].deadline);
+		wire_put_u64(&w, r->plan.win[i].phase);
+	}
+	wire_put_u16(&w, r->nslots);
+	for (uint16_t i = 0; i < r->nslots; i++) {
+		wire_put_u16(&w, r->slots[i].slot);
+		put_str(&w, r->slots[i].node, PADM_NAME_MAX);
+		put_str(&w, r->slots[i].job, PADM_NAME_MAX);
+	}
 	return (int)w.len;
 }
 
@@ -583,6 +641,36 @@ int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *out, ch
 	for (uint16_t i = 0; i < p.nranks && !r.bad; i++)
 		get_rank(&r, &p.ranks[i], &strs);
 
+	p.plan.flags = get_u8(&r);
+	p.plan.frame_slots = get_u16(&r);
+	p.plan.slots = get_u16(&r);
+	p.plan.slot_ns = get_u64(&r);
+	p.plan.need = get_u32(&r);
+	p.plan.got = get_u32(&r);
+	p.plan.nwin = get_u8(&r);
+	if (p.plan.nwin > PADM_MAX_WINDOWS) {
+		wire_why(why, whylen, "reply: %u windows, at most %d", p.plan.nwin,
+		         PADM_MAX_WINDOWS);
+		rc = -EBADMSG;
+		goto fail;
+	}
+	for (uint8_t i = 0; i < p.plan.nwin; i++) {
+		p.plan.win[i].period = get_u64(&r);
+		p.plan.win[i].slice = get_u64(&r);
+		p.plan.win[i].deadline = get_u64(&r);
+		p.plan.win[i].phase = get_u64(&r);
+	}
+	rc = get_count(&r, PADM_SLOT_FIXED + 2, sizeof(*p.slots), &p.nslots, &arr, "slot", why,
+	               whylen);
+	if (rc < 0)
+		goto fail;
+	p.slots = arr;
+	for (uint16_t i = 0; i < p.nslots && !r.bad; i++) {
+		p.slots[i].slot = get_u16(&r);
+		strs &= get_str(&r, p.slots[i].node, PADM_NAME_MAX);
+		strs &= get_str(&r, p.slots[i].job, PADM_NAME_MAX);
+	}
+
 	rc = check_end(&r, "reply", why, whylen);
 	if (rc < 0)
 		goto fail;
@@ -617,6 +705,16 @@ int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *out, ch
 			goto fail;
 		}
 	}
+	if (!plan_ok(&p.plan, p.nslots)) {
+		wire_why(why, whylen, "reply: the plan is malformed (flags, slots or windows)");
+		goto fail;
+	}
+	for (uint16_t i = 0; i < p.nslots; i++) {
+		if (!slot_ok(&p.slots[i], &p.plan)) {
+			wire_why(why, whylen, "reply: slot record %u is malformed", i);
+			goto fail;
+		}
+	}
 	*out = p;
 	return 0;
 fail:
@@ -631,10 +729,13 @@ void padm_reply_release(struct padm_reply *r)
 	free(r->jobs);
 	free(r->nodes);
 	free(r->ranks);
+	free(r->slots);
 	r->jobs = NULL;
 	r->nodes = NULL;
 	r->ranks = NULL;
-	r->njobs = r->nnodes = r->nranks = 0;
+	r->slots = NULL;
+	r->njobs = r->nnodes = r->nranks = r->nslots = 0;
+	memset(&r->plan, 0, sizeof(r->plan));
 }
 
 const char *padm_type_name(uint8_t type)

@@ -28,6 +28,12 @@
  *   u16 nnodes, nnodes * node record,
  *   u16 nranks, nranks * rank record          (records: see struct padm_job/node/rank;
  *                                              wire order = declaration order)
+ *   plan: u8 flags (PADM_PF_*), u16 frame_slots, u16 slots, u64 slot_ns, u32 need, u32 got,
+ *         u8 nwin, nwin * {u64 period, slice, deadline, phase},
+ *   u16 nslots, nslots * {u16 slot, str node, str job}
+ *   (the co-scheduling plan of the job of a JOB_SHOW in coschedule mode, all zero
+ *   otherwise: its windows, checked as vsp_check_windows does, and every job that runs in
+ *   each slot of the sub-frame it holds, on each node it spans: itself and its co-runners)
  * A frame that is not exactly as long as its type and contents need is refused.
  */
 #ifndef VSCHED_PROTO_ADMIN_H
@@ -38,7 +44,7 @@
 #include <stdint.h>
 
 #define PADM_MAGIC       'A'
-#define PADM_VERSION     1
+#define PADM_VERSION     2    /* 2: the plan of JOB_SHOW (coschedule mode) */
 #define PADM_NAME_MAX    63   /* job and node names, bytes (= PCTL_NAME_MAX) */
 #define PADM_REASON_MAX  200  /* reasons, bytes */
 #define PADM_MAX_RECORDS 8192 /* of each kind in a reply */
@@ -102,6 +108,38 @@ enum padm_class {
 #define PADM_SET_MIN_SLICE      0x0040
 #define PADM_SET_INITIAL_PERIOD 0x0080
 #define PADM_SET_ALL            0x00ff
+
+/* padm_plan.flags */
+#define PADM_PF_ON         0x01 /* the controller runs in coschedule mode */
+#define PADM_PF_PLANNED    0x02 /* the job is in the plan */
+#define PADM_PF_COLOURABLE 0x04 /* every node of the plan can pin its slots to CPUs */
+#define PADM_PF_MERGED     0x08 /* the job's windows were merged to fit 8 */
+#define PADM_PF_COMPLETE   0x10 /* every job of the plan got its share */
+#define PADM_PF_ALL        0x1f
+#define PADM_MAX_WINDOWS   8
+
+struct padm_window {
+	uint64_t period, slice, deadline, phase; /* ns */
+};
+
+struct padm_plan {
+	uint8_t flags;        /* PADM_PF_* */
+	uint16_t frame_slots; /* T / q */
+	uint16_t slots;       /* per sub-frame: frame_slots / windows-sets per frame */
+	uint64_t slot_ns;     /* q */
+	uint32_t need, got;   /* slots per sub-frame the job needs, got */
+	uint8_t nwin;
+	struct padm_window win[PADM_MAX_WINDOWS]; /* the planned windows, period = sub-frame */
+};
+#define PADM_PLAN_FIXED (1 + 2 + 2 + 8 + 4 + 4 + 1)
+
+/* "job runs in slot on node" */
+struct padm_slot {
+	uint16_t slot; /* < plan.slots */
+	char node[PADM_NAME_MAX + 1];
+	char job[PADM_NAME_MAX + 1];
+};
+#define PADM_SLOT_FIXED 2
 
 struct padm_request {
 	uint8_t type; /* enum padm_type */
@@ -175,6 +213,9 @@ struct padm_reply {
 	struct padm_job *jobs; /* see padm_reply_release */
 	struct padm_node *nodes;
 	struct padm_rank *ranks;
+	struct padm_plan plan;
+	uint16_t nslots;
+	struct padm_slot *slots;
 };
 
 /*

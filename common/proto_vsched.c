@@ -20,8 +20,8 @@
 #include "duration.h"
 
 #define HDR_LEN     4
-#define ADD_BODY    44
-#define SET_BODY    36
+#define ADD_FIXED   12 /* pid, cpu, park, nwin, pad[2] */
+#define SET_FIXED   8  /* pid, nwin, pad[3] */
 #define DEL_BODY    4
 #define LIST_BODY   0
 #define EPOCH_BODY  8
@@ -52,14 +52,31 @@ static void get_resv(struct wire_r *r, struct vsp_resv *v)
 	v->phase = wire_get_u64(r);
 }
 
-/* Body length of a request type, or -1 for a type that is not a request. */
-static int request_body_len(uint8_t type)
+unsigned vsp_request_windows(const struct vsp_request *req, struct vsp_resv *out)
+{
+	unsigned n = req->nwin;
+
+	if (n == 0) {
+		out[0] = req->resv;
+		return 1;
+	}
+	if (n > VSP_MAX_WINDOWS)
+		n = VSP_MAX_WINDOWS; /* the encoder refuses it; never read past win[] */
+	memcpy(out, req->win, n * sizeof(*out));
+	return n;
+}
+
+/*
+ * Body length of a request type with nwin windows (ADD, SET), or -1 for a type that is not
+ * a request.
+ */
+static int request_body_len(uint8_t type, unsigned nwin)
 {
 	switch (type) {
 	case VSP_ADD:
-		return ADD_BODY;
+		return ADD_FIXED + (int)nwin * VSP_WIN_WIRE;
 	case VSP_SET:
-		return SET_BODY;
+		return SET_FIXED + (int)nwin * VSP_WIN_WIRE;
 	case VSP_DEL:
 		return DEL_BODY;
 	case VSP_LIST:
@@ -73,9 +90,16 @@ static int request_body_len(uint8_t type)
 
 int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 {
-	int body = request_body_len(req->type);
+	struct vsp_resv win[VSP_MAX_WINDOWS];
+	unsigned nwin = 1;
 	struct wire_w w = {.p = buf, .cap = cap};
+	int body;
 
+	if (req->nwin > VSP_MAX_WINDOWS)
+		return -EINVAL;
+	if (req->type == VSP_ADD || req->type == VSP_SET)
+		nwin = vsp_request_windows(req, win);
+	body = request_body_len(req->type, nwin);
 	if (body < 0)
 		return -EINVAL;
 	if (cap < (size_t)(HDR_LEN + body))
@@ -86,14 +110,20 @@ int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 		wire_put_i32(&w, req->pid);
 		wire_put_i32(&w, req->cpu);
 		wire_put_u8(&w, req->park);
+		wire_put_u8(&w, (uint8_t)nwin);
 		wire_put_u8(&w, 0);
 		wire_put_u8(&w, 0);
-		wire_put_u8(&w, 0);
-		put_resv(&w, &req->resv);
+		for (unsigned i = 0; i < nwin; i++)
+			put_resv(&w, &win[i]);
 		break;
 	case VSP_SET:
 		wire_put_i32(&w, req->pid);
-		put_resv(&w, &req->resv);
+		wire_put_u8(&w, (uint8_t)nwin);
+		wire_put_u8(&w, 0);
+		wire_put_u8(&w, 0);
+		wire_put_u8(&w, 0);
+		for (unsigned i = 0; i < nwin; i++)
+			put_resv(&w, &win[i]);
 		break;
 	case VSP_DEL:
 		wire_put_i32(&w, req->pid);
@@ -113,9 +143,19 @@ static size_t msg_wire_len(const struct vsp_reply *rep)
 	return strnlen(rep->msg, VSP_MSG_MAX);
 }
 
+/* Windows a task record carries on the wire: nwin, or 1 when nwin is 0 or too large. */
+static unsigned stat_nwin(const struct vsp_task_stat *t)
+{
+	return t->nwin >= 1 && t->nwin <= VSP_MAX_WINDOWS ? t->nwin : 1;
+}
+
 size_t vsp_reply_size(const struct vsp_reply *rep)
 {
-	return HDR_LEN + REPLY_FIXED + msg_wire_len(rep) + (size_t)rep->ntasks * VSP_STAT_WIRE;
+	size_t len = HDR_LEN + REPLY_FIXED + msg_wire_len(rep);
+
+	for (uint32_t i = 0; i < rep->ntasks && rep->tasks != NULL; i++)
+		len += VSP_STAT_WIRE + (stat_nwin(&rep->tasks[i]) - 1) * VSP_WIN_WIRE;
+	return len;
 }
 
 static void put_stat(struct wire_w *w, const struct vsp_task_stat *t)
@@ -131,6 +171,9 @@ static void put_stat(struct wire_w *w, const struct vsp_task_stat *t)
 	wire_put_u64(w, t->misses);
 	wire_put_u64(w, t->lateness_total_ns);
 	wire_put_u64(w, t->lateness_max_ns);
+	wire_put_u8(w, (uint8_t)stat_nwin(t));
+	for (unsigned k = 1; k < stat_nwin(t); k++)
+		put_resv(w, &t->win[k]);
 }
 
 /* Also returns -EINVAL for more than VSP_MAX_TASKS tasks or tasks == NULL with ntasks > 0. */
@@ -189,7 +232,7 @@ static bool park_valid(uint8_t park)
 /* Range checks of a decoded request that need no configuration. */
 static int check_request(const struct vsp_request *q, char *why, size_t whylen)
 {
-	struct vsp_resv r = q->resv;
+	struct vsp_resv w[VSP_MAX_WINDOWS];
 
 	if (q->type == VSP_LIST || q->type == VSP_EPOCH)
 		return 0;
@@ -209,9 +252,29 @@ static int check_request(const struct vsp_request *q, char *why, size_t whylen)
 		         q->park);
 		return -EINVAL;
 	}
-	if (r.deadline == 0)
-		r.deadline = r.period;
-	return vsp_check_resv(&r, why, whylen);
+	for (unsigned i = 0; i < q->nwin; i++) {
+		w[i] = q->win[i];
+		if (w[i].deadline == 0)
+			w[i].deadline = w[i].period;
+	}
+	return vsp_check_windows(w, q->nwin, why, whylen);
+}
+
+/* Reads u8 nwin, the padding (2 bytes for ADD, 3 for SET) and the windows into q. */
+static int get_windows(struct wire_r *r, uint8_t type, struct vsp_request *q, char *why,
+                       size_t whylen)
+{
+	q->nwin = wire_get_u8(r);
+	for (int i = 0; i < (type == VSP_ADD ? 2 : 3); i++) {
+		if (wire_get_u8(r) != 0) {
+			wire_why(why, whylen, "%s request: padding must be 0", vsp_type_name(type));
+			return -EBADMSG;
+		}
+	}
+	for (unsigned i = 0; i < q->nwin && i < VSP_MAX_WINDOWS; i++)
+		get_resv(r, &q->win[i]);
+	q->resv = q->win[0];
+	return 0;
 }
 
 int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, char *why,
@@ -220,6 +283,7 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
 	struct vsp_request q;
 	struct wire_r r = {.p = buf, .len = len, .off = HDR_LEN};
 	uint8_t type = 0;
+	unsigned nwin = 1;
 	int body, rc;
 
 	if (len > VSP_MAX_FRAME) {
@@ -229,10 +293,26 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
 	rc = check_header(buf, len, &type, why, whylen);
 	if (rc < 0)
 		return rc;
-	body = request_body_len(type);
+	body = request_body_len(type, 1);
 	if (body < 0) {
 		wire_why(why, whylen, "unknown request type 0x%02x", type);
 		return -EBADMSG;
+	}
+	if (type == VSP_ADD || type == VSP_SET) {
+		/* nwin sits in the fixed part: the length follows from it */
+		size_t at = HDR_LEN + (type == VSP_ADD ? 9 : 4);
+		if (len < (size_t)HDR_LEN + (type == VSP_ADD ? ADD_FIXED : SET_FIXED)) {
+			wire_why(why, whylen, "%s request: %zu bytes, too short (at least %d)",
+			         vsp_type_name(type), len, HDR_LEN + body);
+			return -EBADMSG;
+		}
+		nwin = buf[at];
+		if (nwin < 1 || nwin > VSP_MAX_WINDOWS) {
+			wire_why(why, whylen, "%s request: %u windows, expected 1..%d",
+			         vsp_type_name(type), nwin, VSP_MAX_WINDOWS);
+			return -EBADMSG;
+		}
+		body = request_body_len(type, nwin);
 	}
 	if (len != (size_t)(HDR_LEN + body)) {
 		wire_why(why, whylen, "%s request: %zu bytes, must be %d", vsp_type_name(type), len,
@@ -247,17 +327,15 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
 		q.pid = wire_get_i32(&r);
 		q.cpu = wire_get_i32(&r);
 		q.park = wire_get_u8(&r);
-		for (int i = 0; i < 3; i++) {
-			if (wire_get_u8(&r) != 0) {
-				wire_why(why, whylen, "add request: padding must be 0");
-				return -EBADMSG;
-			}
-		}
-		get_resv(&r, &q.resv);
+		rc = get_windows(&r, type, &q, why, whylen);
+		if (rc < 0)
+			return rc;
 		break;
 	case VSP_SET:
 		q.pid = wire_get_i32(&r);
-		get_resv(&r, &q.resv);
+		rc = get_windows(&r, type, &q, why, whylen);
+		if (rc < 0)
+			return rc;
 		break;
 	case VSP_DEL:
 		q.pid = wire_get_i32(&r);
@@ -288,6 +366,10 @@ static void get_stat(struct wire_r *r, struct vsp_task_stat *t)
 	t->misses = wire_get_u64(r);
 	t->lateness_total_ns = wire_get_u64(r);
 	t->lateness_max_ns = wire_get_u64(r);
+	t->nwin = wire_get_u8(r); /* 1..VSP_MAX_WINDOWS: check_reply_layout */
+	t->win[0] = t->resv;
+	for (unsigned k = 1; k < t->nwin && k < VSP_MAX_WINDOWS; k++)
+		get_resv(r, &t->win[k]);
 }
 
 static int check_stat(const struct vsp_task_stat *t, uint32_t i, char *why, size_t whylen)
@@ -327,7 +409,24 @@ static int check_reply_layout(const uint8_t *buf, size_t len, uint16_t *msglen, 
 		wire_why(why, whylen, "reply lists %u tasks (at most %d)", *ntasks, VSP_MAX_TASKS);
 		return -EBADMSG;
 	}
-	need = (size_t)HDR_LEN + REPLY_FIXED + *msglen + (size_t)*ntasks * VSP_STAT_WIRE;
+	/* Records are VSP_STAT_WIRE bytes plus 32 per window beyond the first. */
+	need = (size_t)HDR_LEN + REPLY_FIXED + *msglen;
+	for (uint32_t i = 0; i < *ntasks; i++) {
+		unsigned nwin;
+
+		if (len < need + VSP_STAT_WIRE) {
+			wire_why(why, whylen, "reply: %zu bytes, truncated in task %u of %u", len,
+			         i + 1, *ntasks);
+			return -EBADMSG;
+		}
+		nwin = buf[need + VSP_STAT_WIRE - 1];
+		if (nwin < 1 || nwin > VSP_MAX_WINDOWS) {
+			wire_why(why, whylen, "reply task %u: %u windows, expected 1..%d", i + 1,
+			         nwin, VSP_MAX_WINDOWS);
+			return -EBADMSG;
+		}
+		need += VSP_STAT_WIRE + (size_t)(nwin - 1) * VSP_WIN_WIRE;
+	}
 	if (len != need) {
 		wire_why(why, whylen, "reply: %zu bytes, must be %zu for %u tasks", len, need,
 		         *ntasks);

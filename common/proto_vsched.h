@@ -5,17 +5,22 @@
  * Wire format: little-endian, fixed layout, no padding, encoded field by field (never a
  * struct memcpy). Every frame starts with a 4-byte header:
  *   u8 magic 'V', u8 version VSP_VERSION, u8 type, u8 reserved (0)
- * Requests (body after the header):
- *   ADD   i32 pid, i32 cpu (-1: placement rule), u8 park, u8 pad[3],
- *         u64 period, u64 slice, u64 deadline (0: = period), u64 phase      (44 bytes)
- *   SET   i32 pid, u64 period, u64 slice, u64 deadline, u64 phase          (36 bytes)
+ * Requests (body after the header); a window is
+ *   { u64 period, u64 slice, u64 deadline (0: = period), u64 phase }        (32 bytes)
+ *   ADD   i32 pid, i32 cpu (-1: placement rule), u8 park, u8 nwin, u8 pad[2],
+ *         nwin * window                                              (12 + 32 nwin bytes)
+ *   SET   i32 pid, u8 nwin, u8 pad[3], nwin * window                  (8 + 32 nwin bytes)
  *   DEL   i32 pid                                                          (4 bytes)
  *   LIST  (empty)
  *   EPOCH u64 epoch as CLOCK_REALTIME ns (0: now)                          (8 bytes)
+ * nwin is 1..VSP_MAX_WINDOWS: one reservation (as in version 1), or the disjoint windows
+ * of one frame (vsp_check_windows). Version 2 added nwin (ADD: in the old first pad byte).
  * Reply (type VSP_REPLY):
  *   i32 status (0 or -errno), u16 msglen, msg bytes (no NUL, <= VSP_MSG_MAX),
- *   u32 ntasks, ntasks * task record (VSP_STAT_WIRE bytes each, see vsp_task_stat order).
- * A frame whose length is not exactly what its type needs is refused (-EBADMSG).
+ *   u32 ntasks, ntasks * task record: the fields of vsp_task_stat in declaration order
+ *   up to lateness_max_ns with resv = window 1 (VSP_STAT_WIRE - 1 bytes), then u8 nwin
+ *   (1..VSP_MAX_WINDOWS) and windows 2..nwin (32 bytes each).
+ * A frame whose length is not exactly what its type (and nwin) needs is refused (-EBADMSG).
  */
 #ifndef VSCHED_PROTO_VSCHED_H
 #define VSCHED_PROTO_VSCHED_H
@@ -24,7 +29,7 @@
 #include <stdint.h>
 
 #define VSP_MAGIC     'V'
-#define VSP_VERSION   1
+#define VSP_VERSION   2
 #define VSP_MSG_MAX   240
 #define VSP_MAX_TASKS 4096 /* largest LIST reply */
 #define VSP_MAX_FRAME 512  /* largest request frame accepted */
@@ -52,14 +57,27 @@ struct vsp_resv {
 	uint64_t phase;    /* ns, < period: first release at epoch + phase */
 };
 
+#define VSP_MAX_WINDOWS 8 /* reservations (windows) per task */
+#define VSP_WIN_WIRE    32
+
 struct vsp_request {
 	uint8_t type; /* enum vsp_type */
 	int32_t pid;
 	int32_t cpu;  /* ADD only; -1 = placement rule */
 	uint8_t park; /* ADD only; enum vsp_park */
+	/*
+	 * ADD/SET: the reservation. nwin 0 means the one window `resv` (so a caller that only
+	 * fills resv keeps working); nwin 1..VSP_MAX_WINDOWS means win[0, nwin) and resv is
+	 * ignored by the encoder. The decoder always sets nwin >= 1, win[] and resv = win[0].
+	 */
 	struct vsp_resv resv;
+	uint8_t nwin;
+	struct vsp_resv win[VSP_MAX_WINDOWS];
 	uint64_t epoch_realtime_ns; /* EPOCH only */
 };
+
+/* The windows of an ADD/SET request into out[VSP_MAX_WINDOWS]; returns their number. */
+unsigned vsp_request_windows(const struct vsp_request *req, struct vsp_resv *out);
 
 /* Per-task figures returned by LIST. Wire order = declaration order. */
 struct vsp_task_stat {
@@ -67,15 +85,19 @@ struct vsp_task_stat {
 	int32_t cpu;
 	uint8_t park;
 	uint32_t nthreads;
-	struct vsp_resv resv;
+	struct vsp_resv resv;       /* window 1 (what version-1 clients knew) */
 	uint64_t managed_ns;        /* wall time since the task was added */
 	uint64_t periods;           /* jobs (periods) completed */
 	uint64_t cpu_ns;            /* CPU time received under the reservation */
 	uint64_t misses;            /* periods runnable throughout but short of the slice */
 	uint64_t lateness_total_ns; /* sum over missed periods of the CPU still owed */
 	uint64_t lateness_max_ns;
+	uint8_t nwin;                         /* 1..VSP_MAX_WINDOWS (0 when encoding: 1) */
+	struct vsp_resv win[VSP_MAX_WINDOWS]; /* win[0] = resv */
 };
-#define VSP_STAT_WIRE (4 + 4 + 1 + 4 + 4 * 8 + 6 * 8)
+/* Smallest task record (one window) and largest (VSP_MAX_WINDOWS windows). */
+#define VSP_STAT_WIRE     (4 + 4 + 1 + 4 + 4 * 8 + 6 * 8 + 1)
+#define VSP_STAT_WIRE_MAX (VSP_STAT_WIRE + (VSP_MAX_WINDOWS - 1) * VSP_WIN_WIRE)
 
 struct vsp_reply {
 	int32_t status; /* 0 or -errno */
@@ -117,7 +139,6 @@ int vsp_check_resv(const struct vsp_resv *r, char *why, size_t whylen);
  * phase[i] + deadline[i] <= phase[i+1], phase[n-1] + deadline[n-1] <= period.
  * Returns 0 or -EINVAL with the reason ("window 2 overlaps window 1").
  */
-#define VSP_MAX_WINDOWS 8
 int vsp_check_windows(const struct vsp_resv *w, unsigned n, char *why, size_t whylen);
 
 const char *vsp_type_name(uint8_t type);

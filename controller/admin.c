@@ -146,7 +146,8 @@ static void fill_job(const struct ctld *d, const struct job *jb, struct padm_job
 		o->flags |= PADM_JF_RMAX_GIVEN;
 	if (jb->txn.active)
 		o->flags |= PADM_JF_PENDING;
-	o->klass = job_class(d, jb);
+	/* coschedule: the class the plan uses (bandwidth averaged over bw_window) */
+	o->klass = d->cfg.cs.on ? jb->klass : job_class(d, jb);
 	o->nranks = jb->nranks;
 	for (int i = 0; i < d->nnodes; i++) {
 		for (uint32_t r = 0; r < jb->cap_ranks; r++) {
@@ -215,6 +216,86 @@ static void fill_node(const struct ctld *d, int i, struct padm_node *o, mono_ns 
 	o->hb_age_ms = n->last_seen ? (now - n->last_seen) / NSEC_PER_MSEC : UINT64_MAX;
 }
 
+/* The plan row of job j, or -1. */
+static int plan_row(const struct cs_plan *p, int j)
+{
+	for (uint32_t x = 0; p->valid && x < p->njobs; x++)
+		if (p->job_of[x] == j)
+			return (int)x;
+	return -1;
+}
+
+/* The job's slot table (coschedule mode): its windows, and who runs in its slots on each
+ * of its nodes (itself included). */
+static void fill_plan(const struct ctld *d, int j, struct padm_reply *r)
+{
+	const struct cs_plan *p = &d->plan;
+	const struct job *jb = d->jobs[j];
+	int x = plan_row(p, j);
+	uint32_t n = 0;
+
+	memset(&r->plan, 0, sizeof(r->plan));
+	r->plan.flags = PADM_PF_ON;
+	r->plan.frame_slots = (uint16_t)(d->cfg.cs.frame / d->cfg.cs.slot);
+	r->plan.slots = p->valid ? (uint16_t)p->res.slots : r->plan.frame_slots;
+	r->plan.slot_ns = d->cfg.cs.slot;
+	if (p->valid && p->res.colourable)
+		r->plan.flags |= PADM_PF_COLOURABLE;
+	if (p->valid && p->res.complete)
+		r->plan.flags |= PADM_PF_COMPLETE;
+	if (x < 0)
+		return;
+	r->plan.flags |= PADM_PF_PLANNED;
+	if (jb->plan_merged)
+		r->plan.flags |= PADM_PF_MERGED;
+	r->plan.need = jb->plan_need;
+	r->plan.got = jb->plan_got;
+	r->plan.nwin = jb->plan_nwin;
+	for (uint8_t w = 0; w < jb->plan_nwin; w++) {
+		r->plan.win[w].period = jb->plan_win[w].period;
+		r->plan.win[w].slice = jb->plan_win[w].slice;
+		r->plan.win[w].deadline = jb->plan_win[w].deadline;
+		r->plan.win[w].phase = jb->plan_win[w].phase;
+	}
+	/* two passes: count, then fill */
+	for (int pass = 0; pass < 2; pass++) {
+		n = 0;
+		for (uint32_t y = 0; y < p->nnodes; y++) {
+			bool on = false;
+			for (uint32_t k = p->node_off[y]; k < p->node_off[y + 1]; k++)
+				on |= p->place[k].job == (uint32_t)x;
+			if (!on)
+				continue;
+			for (uint32_t s = 0; s < p->res.slots; s++) {
+				if (!p->table[(size_t)x * p->res.slots + s])
+					continue;
+				for (uint32_t k = p->node_off[y]; k < p->node_off[y + 1]; k++) {
+					uint32_t o = p->place[k].job;
+					if (!p->table[(size_t)o * p->res.slots + s])
+						continue;
+					if (pass == 1 && n < r->nslots) {
+						struct padm_slot *ps = &r->slots[n];
+						ps->slot = (uint16_t)s;
+						snprintf(ps->node, sizeof(ps->node), "%s",
+						         d->nodes[p->node_of[y]]->name);
+						snprintf(ps->job, sizeof(ps->job), "%s",
+						         d->jobs[p->job_of[o]]->name);
+					}
+					n++;
+				}
+			}
+		}
+		if (pass == 0) {
+			if (n > PADM_MAX_RECORDS)
+				n = PADM_MAX_RECORDS;
+			r->nslots = (uint16_t)n;
+			r->slots = n ? calloc(n, sizeof(*r->slots)) : NULL;
+			if (n && !r->slots)
+				fatalx("out of memory");
+		}
+	}
+}
+
 int admin_fill(const struct ctld *d, struct padm_reply *r, bool jobs, bool nodes, int ranks_of,
                mono_ns now)
 {
@@ -268,6 +349,8 @@ int admin_fill(const struct ctld *d, struct padm_reply *r, bool jobs, bool nodes
 	r->njobs = (uint16_t)nj;
 	r->nnodes = (uint16_t)nn;
 	r->nranks = (uint16_t)nr;
+	if (ranks_of >= 0 && d->cfg.cs.on)
+		fill_plan(d, ranks_of, r);
 	if (nj > 1)
 		qsort(r->jobs, (size_t)nj, sizeof(*r->jobs), by_job_name);
 	if (nn > 1)

@@ -184,6 +184,9 @@ static void on_hello(struct ctld *d, const uint8_t *id, size_t idlen, const stru
 	n->sum_u = 0;
 	n->nprocs = 0;
 	hello_ack(d, id, idlen, 0, "registered");
+	/* co-scheduling: the node's frames start at the cluster epoch, before any window */
+	if (d->cfg.cs.on && d->cfg.cs.align)
+		cosched_send_epoch(d, i);
 }
 
 static void handle(struct ctld *d, const uint8_t *id, size_t idlen, const uint8_t *buf, size_t len,
@@ -218,6 +221,7 @@ static void handle(struct ctld *d, const uint8_t *id, size_t idlen, const uint8_
 	if (!d->nodes[i]->up) {
 		log_info("node %s is back", d->nodes[i]->name);
 		d->nodes[i]->up = true;
+		cosched_dirty(d); /* its jobs are planned again */
 	}
 	d->nodes[i]->last_seen = now;
 	switch (m.type) {
@@ -232,7 +236,7 @@ static void handle(struct ctld *d, const uint8_t *id, size_t idlen, const uint8_
 		jobs_rate(d, i, &m.u.rate, now);
 		break;
 	case PCTL_BW:
-		jobs_bw(d, i, &m.u.bw);
+		jobs_bw(d, i, &m.u.bw, now);
 		break;
 	case PCTL_TASK_STATS:
 		jobs_stats(d, i, &m.u.stats);

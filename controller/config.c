@@ -1,7 +1,8 @@
 /*
  * vsched-controller configuration (configs/controller.conf, libconfig syntax): endpoints,
  * state file, liveness and acknowledgement timeouts, and the defaults of every per-job
- * setting (DESIGN.md §5.1). Every key is optional; unknown keys are refused.
+ * setting (DESIGN.md §5.1), and the co-scheduling mode (DESIGN.md §5.2, docs/coschedule.md).
+ * Every key is optional; unknown keys are refused.
  */
 #include "controller.h"
 
@@ -25,16 +26,92 @@ void ctld_fmt(char *buf, size_t len, const char *fmt, ...)
 }
 
 static const char *const known_keys[] = {
-    "agent_endpoint",     "admin_endpoint", "state_file",     "heartbeat",
-    "node_timeout",       "ack_timeout",    "round_timeout",  "apply_latency",
-    "dashboard_interval", "calibration",    "default_target", "algorithm",
-    "aggregate",          "epsilon",        "r_max",          "delta_period",
-    "min_period",         "min_slice",      "initial_period", NULL,
+    "agent_endpoint",
+    "admin_endpoint",
+    "state_file",
+    "heartbeat",
+    "node_timeout",
+    "ack_timeout",
+    "round_timeout",
+    "apply_latency",
+    "dashboard_interval",
+    "calibration",
+    "default_target",
+    "algorithm",
+    "aggregate",
+    "epsilon",
+    "r_max",
+    "delta_period",
+    "min_period",
+    "min_slice",
+    "initial_period",
+    "coschedule",
+    "frame",
+    "slot",
+    "bw_window",
+    "node_mem_capacity",
+    "node_net_capacity",
+    "pairing",
+    "align",
+    NULL,
 };
 
 static const char *const algo_names[] = {"linear", "adaptive", NULL};
 static const char *const agg_names[] = {"slowest", "mean", NULL};
 static const char *const calib_names[] = {"run", "observed", NULL};
+/* = enum fit_pairing */
+static const char *const pairing_names[] = {"fitness", "oblivious", "worst", NULL};
+
+/* A boolean key (true/false); absent keeps *out. */
+static int get_bool(const config_t *cfg, const char *key, bool *out, char *why, size_t whylen)
+{
+	const config_setting_t *s = config_lookup(cfg, key);
+
+	if (s == NULL)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL) {
+		snprintf(why, whylen, "%s: must be true or false", key);
+		return -1;
+	}
+	*out = config_setting_get_bool(s) != 0;
+	return 0;
+}
+
+/* The coschedule keys (docs/coschedule.md). */
+static int load_cosched(const config_t *cfg, struct ctld_cosched *cs, char *why, size_t whylen)
+{
+	double mem = (double)cs->mem_cap, net = (double)cs->net_cap;
+	int idx = cs->pairing;
+	char a[32], b[32];
+
+	if (get_bool(cfg, "coschedule", &cs->on, why, whylen) ||
+	    get_bool(cfg, "align", &cs->align, why, whylen) ||
+	    cfg_get_duration(cfg, "frame", NSEC_PER_MSEC, 60 * NSEC_PER_SEC, &cs->frame, why,
+	                     whylen) ||
+	    cfg_get_duration(cfg, "slot", 100 * NSEC_PER_USEC, 60 * NSEC_PER_SEC, &cs->slot, why,
+	                     whylen) ||
+	    cfg_get_duration(cfg, "bw_window", 100 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC,
+	                     &cs->bw_window, why, whylen) ||
+	    cfg_get_double(cfg, "node_mem_capacity", 0, 1e15, &mem, why, whylen) ||
+	    cfg_get_double(cfg, "node_net_capacity", 0, 1e15, &net, why, whylen) ||
+	    cfg_get_enum(cfg, "pairing", pairing_names, &idx, why, whylen))
+		return -1;
+	cs->mem_cap = (uint64_t)mem;
+	cs->net_cap = (uint64_t)net;
+	cs->pairing = (uint8_t)idx;
+	if (cs->slot > cs->frame || cs->frame % cs->slot != 0) {
+		snprintf(why, whylen, "slot: %s must divide frame %s into a whole number of slots",
+		         duration_format(cs->slot, a, sizeof(a)),
+		         duration_format(cs->frame, b, sizeof(b)));
+		return -1;
+	}
+	if (cs->frame / cs->slot > COPLAN_MAX_SLOTS) {
+		snprintf(why, whylen, "slot: frame / slot = %llu slots, at most %d",
+		         (unsigned long long)(cs->frame / cs->slot), COPLAN_MAX_SLOTS);
+		return -1;
+	}
+	return 0;
+}
 
 void ctld_config_defaults(struct ctld_config *c)
 {
@@ -61,6 +138,12 @@ void ctld_config_defaults(struct ctld_config *c)
 	c->job.min_period = p.min_period_ns;
 	c->job.min_slice = p.min_slice_ns;
 	c->job.initial_period = p.initial_period_ns;
+	c->cs.on = false;
+	c->cs.frame = 100 * NSEC_PER_MSEC;
+	c->cs.slot = 5 * NSEC_PER_MSEC;
+	c->cs.bw_window = 2 * NSEC_PER_SEC;
+	c->cs.pairing = FIT_PAIR_FITNESS;
+	c->cs.align = true;
 }
 
 void ctld_config_control_params(const struct ctld_config *c, const struct job_settings *s,
@@ -142,6 +225,8 @@ int ctld_config_load(struct ctld_config *c, const char *path, char *why, size_t 
 	if (cfg_get_enum(&cfg, "calibration", calib_names, &idx, why, whylen) != 0)
 		goto out;
 	c->calib = (uint8_t)idx;
+	if (load_cosched(&cfg, &c->cs, why, whylen) != 0)
+		goto out;
 	c->job.r_max_given = c->job.r_max > 0;
 	if (c->node_timeout <= c->heartbeat) {
 		snprintf(why, whylen, "node_timeout: must be longer than heartbeat");
@@ -188,5 +273,13 @@ void ctld_config_print(const struct ctld_config *c, FILE *f)
 	fprintf(f, "min_period = \"%s\";\n", DUR(c->job.min_period));
 	fprintf(f, "min_slice = \"%s\";\n", DUR(c->job.min_slice));
 	fprintf(f, "initial_period = \"%s\";\n", DUR(c->job.initial_period));
+	fprintf(f, "coschedule = %s;\n", c->cs.on ? "true" : "false");
+	fprintf(f, "frame = \"%s\";\n", DUR(c->cs.frame));
+	fprintf(f, "slot = \"%s\";\n", DUR(c->cs.slot));
+	fprintf(f, "bw_window = \"%s\";\n", DUR(c->cs.bw_window));
+	fprintf(f, "node_mem_capacity = %llu;\n", (unsigned long long)c->cs.mem_cap);
+	fprintf(f, "node_net_capacity = %llu;\n", (unsigned long long)c->cs.net_cap);
+	fprintf(f, "pairing = \"%s\";\n", pairing_names[c->cs.pairing]);
+	fprintf(f, "align = %s;\n", c->cs.align ? "true" : "false");
 #undef DUR
 }

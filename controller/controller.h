@@ -41,6 +41,8 @@
 #include <stdio.h>
 
 #include "control.h"
+#include "coplan.h"
+#include "fitness.h"
 #include "proto_admin.h"
 #include "proto_ctl.h"
 #include "timeutil.h"
@@ -64,6 +66,18 @@ struct job_settings {
 	mono_ns delta_period, min_period, min_slice, initial_period;
 };
 
+/* Co-scheduling mode (DESIGN.md §5.2, docs/coschedule.md; config keys of the same names). */
+struct ctld_cosched {
+	bool on;           /* coschedule */
+	mono_ns frame;     /* T */
+	mono_ns slot;      /* q; frame % slot == 0, frame / slot <= COPLAN_MAX_SLOTS */
+	mono_ns bw_window; /* w: per-process bandwidths averaged over this */
+	uint64_t mem_cap;  /* M, B/s; 0: the agents' NODE_HELLO figure */
+	uint64_t net_cap;  /* N, B/s; 0: the agents' */
+	uint8_t pairing;   /* enum fit_pairing */
+	bool align;        /* send EPOCH so that frames line up across nodes */
+};
+
 struct ctld_config {
 	char agents[CTLD_ENDPOINT_MAX]; /* ROUTER for the agents */
 	char admin[CTLD_ENDPOINT_MAX];  /* ROUTER for vschedctl */
@@ -77,6 +91,7 @@ struct ctld_config {
 	uint8_t calib;           /* enum control_calib for jobs without R_max */
 	double default_target;   /* for jobs first seen; 0 = none */
 	struct job_settings job; /* defaults for new jobs */
+	struct ctld_cosched cs;
 };
 
 struct node_job { /* an agent's job handle on one node */
@@ -101,6 +116,14 @@ struct node {
 	uint32_t nhandles, cap_handles;
 };
 
+#define RANK_BW_SAMPLES 16 /* BW reports kept per rank for the bw_window average */
+
+struct bw_sample {
+	mono_ns at;
+	uint64_t mem, net; /* B/s */
+	bool mem_ok;       /* the memory figure has a source (else unavailable, counted 0) */
+};
+
 struct rank {
 	bool used;
 	int node;
@@ -108,14 +131,19 @@ struct rank {
 	int32_t pid;
 	double rate; /* units/s of the last report, NAN before */
 	uint64_t period, slice, gen, misses;
-	uint64_t mem_bps, net_bps;
+	int32_t cpu;               /* the CPU vsched pinned it to (TASK_STATS); -1: not known */
+	uint64_t mem_bps, net_bps; /* last report */
 	uint8_t mem_src;
+	/* the last reports, for the average over bw_window (coschedule) */
+	struct bw_sample bw[RANK_BW_SAMPLES];
+	uint32_t nbw, bw_head;
 };
 
 enum txn_kind {
 	TXN_CONTROL = 0, /* a decision of the control loop */
 	TXN_TARGET,      /* SET_RATE */
 	TXN_SETTINGS,    /* JOB_SET */
+	TXN_PLAN,        /* coschedule: the plan's windows (the control state is not involved) */
 };
 
 enum txn_node_state {
@@ -130,6 +158,8 @@ struct txn {
 	enum txn_kind kind;
 	uint64_t gen;
 	mono_ns period, slice;
+	uint8_t nwin; /* 0: the reservation (period, slice); else co-scheduling windows */
+	struct vsp_resv win[PCTL_MAX_WINDOWS];
 	mono_ns deadline; /* ack_timeout */
 	int *nodes;       /* nodes involved */
 	uint8_t *st;      /* enum txn_node_state per node involved */
@@ -151,8 +181,11 @@ struct job {
 	struct job_settings set;
 	double target_pct; /* the administrator's target; 0 = none */
 	struct control_job ctl;
-	/* the constraint committed on the nodes (0: none) */
+	/* the constraint committed on the nodes (0: none); in coschedule mode its windows
+	 * (nwin > 0: period = their period, slice = their total slice) */
 	mono_ns period, slice;
+	uint8_t nwin;
+	struct vsp_resv win[PCTL_MAX_WINDOWS];
 	uint64_t gen;
 	uint64_t rollback_gen; /* generation of the last roll-back sent */
 	bool refused;          /* shown rejected: reason says why */
@@ -162,6 +195,35 @@ struct job {
 	uint32_t nranks;   /* ranks in use */
 	uint64_t deferred; /* reports dropped while a transaction was open */
 	struct txn txn;
+	/* coschedule: the plan's windows for the job (plan_nwin 0: not in the plan), when
+	 * to (re)try pushing them, the class and granularity the plan was made with */
+	uint8_t plan_nwin;
+	struct vsp_resv plan_win[PCTL_MAX_WINDOWS];
+	bool plan_merged;
+	uint32_t plan_need, plan_got;
+	mono_ns push_at;
+	uint8_t klass;   /* enum padm_class, from the averaged memory bandwidth */
+	uint32_t want_k; /* windows-per-frame granularity from the control loop */
+};
+
+/* The co-scheduling plan in force (coschedule mode), for listings. */
+struct cs_plan {
+	bool valid, dirty;
+	uint64_t changes;    /* cosched_dirty() calls */
+	uint64_t seen;       /* changes at the last tick */
+	mono_ns quiet_since; /* no change since (the timer waits for PLAN_QUIET of quiet) */
+	mono_ns dirty_since;
+	uint64_t seq; /* plans made */
+	mono_ns made_at;
+	struct coplan_result res;
+	uint32_t njobs, nnodes;
+	int *job_of;  /* plan row -> job index */
+	int *node_of; /* plan node -> node index */
+	struct fit_place *place;
+	uint32_t *node_off; /* nnodes + 1 */
+	uint32_t nplace;
+	uint8_t *table;    /* njobs * res.slots */
+	uint64_t epoch_ns; /* cluster epoch (CLOCK_REALTIME), a multiple of the frame */
 };
 
 struct ctld {
@@ -178,6 +240,7 @@ struct ctld {
 	bool state_dirty;
 	mono_ns state_due;
 	uint64_t bad_msgs;
+	struct cs_plan plan;
 };
 
 /* config.c */
@@ -214,7 +277,7 @@ int job_restore(struct ctld *d, const char *name, const struct job_settings *s, 
 void jobs_free(struct ctld *d);
 void jobs_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_ns now);
 void jobs_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now);
-void jobs_bw(struct ctld *d, int node, const struct pctl_bw *b);
+void jobs_bw(struct ctld *d, int node, const struct pctl_bw *b, mono_ns now);
 void jobs_stats(struct ctld *d, int node, const struct pctl_task_stats *s);
 void jobs_ack(struct ctld *d, int node, const struct pctl_constraint_ack *a, mono_ns now);
 /* The node registered again (its handles are void) or went down. */
@@ -228,6 +291,11 @@ int jobs_set_target(struct ctld *d, int j, double pct, const uint8_t *cid, size_
                     mono_ns now, char *why, size_t whylen);
 int jobs_set_settings(struct ctld *d, int j, const struct padm_request *q, const uint8_t *cid,
                       size_t cidlen, mono_ns now, char *why, size_t whylen);
+/* Coschedule: pushes the job's planned windows as a transaction (kind and what to restore
+ * from tpl, client cid if any). Returns as txn_start: 1 open, 2 refused at once (client
+ * answered), 0 committed at once or nothing to change; -1 when a transaction is open. */
+int jobs_push_windows(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid,
+                      size_t cidlen, mono_ns now);
 /* Dashboard state of a job. */
 uint8_t job_state(const struct job *jb);
 uint64_t ctld_next_gen(struct ctld *d);
@@ -244,6 +312,35 @@ int admin_fill(const struct ctld *d, struct padm_reply *r, bool jobs, bool nodes
                mono_ns now);
 /* One dashboard frame on f (vsched-controller -d). */
 void admin_dashboard(const struct ctld *d, FILE *f, mono_ns now);
+
+/* cosched.c: co-scheduling mode (docs/coschedule.md) */
+/* Picks the cluster epoch (wall clock now rounded down to a frame). */
+void cosched_init(struct ctld *d);
+void cosched_free(struct ctld *d);
+/* Something the plan depends on changed: plan again at the next tick. */
+void cosched_dirty(struct ctld *d);
+/* A rank's BW report: keeps the sample for the bw_window average. */
+void cosched_bw_sample(struct ctld *d, struct rank *rk, uint64_t mem, bool mem_ok, uint64_t net,
+                       mono_ns now);
+/* Per-process averages of a job over bw_window (NAN when no report; mem NAN also when no
+ * report had a memory source). */
+void cosched_job_bw(const struct ctld *d, const struct job *jb, mono_ns now, double *mem,
+                    double *net);
+/* Class of the job from its averaged memory bandwidth (enum padm_class). */
+uint8_t cosched_job_class(const struct ctld *d, const struct job *jb, mono_ns now);
+/* Re-plans now (whatever dirty says); the jobs whose windows changed are due for a push. */
+void cosched_replan(struct ctld *d, mono_ns now);
+/* Timer: classes, plan when dirty, pushes the windows that are due. */
+void cosched_tick(struct ctld *d, mono_ns now);
+/* A control decision of a job in coschedule mode: only its granularity matters. */
+void cosched_decided(struct ctld *d, struct job *jb);
+
+/* cosched_send.c */
+/* Sends a CONSTRAINT with windows to node; 0 or -1 (not connected, logged). */
+int cosched_send_windows(struct ctld *d, int node, const char *job, uint64_t gen, uint8_t nwin,
+                         const struct vsp_resv *win);
+/* Sends EPOCH (the cluster's release anchor) to node; 0 or -1. */
+int cosched_send_epoch(struct ctld *d, int node);
 
 /* state.c */
 struct state_job {

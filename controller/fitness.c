@@ -9,6 +9,8 @@
  *     then the head of the rotated job list (no starvation), then repeatedly the candidate
  *     with procs <= P_rem whose per-process (mem, net) is nearest (Euclidean) to
  *     (BW_rem^M / P_rem, BW_rem^N / P_rem); BW_rem and P_rem shrink with each choice.
+ *     (pairing FIT_PAIR_WORST takes the farthest instead, FIT_PAIR_OBLIVIOUS the next in
+ *     the rotated list: baselines for benchmarks, bench/ and the coschedule `pairing` key.)
  *     S_l[i] = 1 for the chosen jobs.
  *  2. Reduction (Algorithm 1): S_total[i] = sum over nodes of S_l[i]; jobs with rem > 0
  *     are taken in order (forced first, then S_total decreasing, then list position) and
@@ -50,16 +52,21 @@ static double dist2(const struct fit_job *j, double m_ideal, double n_ideal)
 
 double fit_distance(const struct fit_job *j, double mem_rem, double net_rem, uint32_t p_rem)
 {
+	if (p_rem == 0) /* no processor left: the ideal point is no bandwidth at all */
+		return sqrt(dist2(j, 0, 0));
 	return sqrt(dist2(j, mem_rem / p_rem, net_rem / p_rem));
 }
 
 struct scratch {
 	uint32_t *order, *pos, *rem, *stotal, *cand, *job_off, *job_pl, *prem, *live;
+	uint64_t *ptaken; /* per node: CPUs taken in the current slot (place_cpus) */
 };
 
 size_t fit_scratch_bytes(uint32_t njobs, uint32_t nnodes, uint32_t nplace)
 {
-	return sizeof(uint32_t) * (6 * (size_t)njobs + 1 + 2 * (size_t)nplace + nnodes);
+	/* + nnodes u64 (and one u32 of padding to align them) */
+	return sizeof(uint32_t) * (6 * (size_t)njobs + 1 + 2 * (size_t)nplace + nnodes + 1) +
+	       sizeof(uint64_t) * (size_t)nnodes;
 }
 
 static int scratch_map(void *buf, size_t len, const struct fit_problem *pb, struct scratch *s)
@@ -79,6 +86,11 @@ static int scratch_map(void *buf, size_t len, const struct fit_problem *pb, stru
 	s->job_pl = w + 6 * nj + 1;
 	s->prem = s->job_pl + pb->nplace;
 	s->live = s->prem + pb->nnodes;
+	{
+		uintptr_t a = (uintptr_t)(s->live + pb->nplace);
+		a = (a + sizeof(uint64_t) - 1) & ~(uintptr_t)(sizeof(uint64_t) - 1);
+		s->ptaken = (uint64_t *)a;
+	}
 	return 0;
 }
 
@@ -87,7 +99,8 @@ static int check_problem(const struct fit_problem *pb)
 	if (!pb || !pb->jobs || !pb->nodes || !pb->node_off || (pb->nplace && !pb->place) ||
 	    pb->nslots == 0 || pb->njobs == 0 || pb->nnodes == 0)
 		return -EINVAL;
-	if (pb->node_off[0] != 0 || pb->node_off[pb->nnodes] != pb->nplace)
+	if (pb->node_off[0] != 0 || pb->node_off[pb->nnodes] != pb->nplace ||
+	    pb->pairing > FIT_PAIR_WORST)
 		return -EINVAL;
 	for (uint32_t i = 0; i < pb->njobs; i++)
 		if (!(pb->jobs[i].util > 0 && pb->jobs[i].util <= 1) ||
@@ -101,6 +114,10 @@ static int check_problem(const struct fit_problem *pb)
 			if (pl->node != l || pl->job >= pb->njobs || pl->procs == 0 ||
 			    pl->procs > pb->nodes[l].cpus)
 				return -EINVAL;
+			/* One entry per job and node: a second would bypass the CPU count. */
+			for (uint32_t m = pb->node_off[l]; m < k; m++)
+				if (pb->place[m].job == pl->job)
+					return -EINVAL;
 		}
 	}
 	return 0;
@@ -132,12 +149,15 @@ static void local_phase(const struct fit_problem *pb, struct scratch *s, uint32_
 	uint32_t b = pb->node_off[l], e = pb->node_off[l + 1], n = 0, head = UINT32_MAX;
 	uint32_t p_rem = nd->cpus;
 	double mem_rem = nd->mem_cap, net_rem = nd->net_cap;
+	uint64_t taken = 0; /* pinned CPUs of the choices so far */
+#define PCPUS(k) (pb->place_cpus ? pb->place_cpus[k] : 0)
 
 #define TAKE(k)                                                                                    \
 	do {                                                                                       \
 		const struct fit_place *pl_ = &pb->place[k];                                       \
 		const struct fit_job *j_ = &pb->jobs[pl_->job];                                    \
 		p_rem -= pl_->procs;                                                               \
+		taken |= PCPUS(k);                                                                 \
 		mem_rem -= pl_->procs * j_->mem_bw;                                                \
 		net_rem -= pl_->procs * j_->net_bw;                                                \
 		s->stotal[pl_->job]++;                                                             \
@@ -149,7 +169,7 @@ static void local_phase(const struct fit_problem *pb, struct scratch *s, uint32_
 		uint32_t j = pb->place[k].job;
 		if (s->rem[j] == 0)
 			continue;
-		if (s->rem[j] >= slots_left && pb->place[k].procs <= p_rem) {
+		if (s->rem[j] >= slots_left && pb->place[k].procs <= p_rem && !(PCPUS(k) & taken)) {
 			TAKE(k);
 			continue;
 		}
@@ -158,7 +178,8 @@ static void local_phase(const struct fit_problem *pb, struct scratch *s, uint32_
 		live[n++] = k;
 	}
 	/* the head of the rotated list always runs (no starvation) */
-	if (head != UINT32_MAX && pb->place[live[head]].procs <= p_rem) {
+	if (head != UINT32_MAX && pb->place[live[head]].procs <= p_rem &&
+	    !(PCPUS(live[head]) & taken)) {
 		TAKE(live[head]);
 		live[head] = live[--n];
 	}
@@ -168,9 +189,13 @@ static void local_phase(const struct fit_problem *pb, struct scratch *s, uint32_
 		double bestd = INFINITY, mi = mem_rem / p_rem, ni = net_rem / p_rem;
 		for (uint32_t x = 0; x < n; x++) {
 			const struct fit_place *pl = &pb->place[live[x]];
-			if (pl->procs > p_rem)
+			if (pl->procs > p_rem || (PCPUS(live[x]) & taken))
 				continue;
 			double d = dist2(&pb->jobs[pl->job], mi, ni);
+			if (pb->pairing == FIT_PAIR_WORST)
+				d = -d; /* farthest first */
+			else if (pb->pairing == FIT_PAIR_OBLIVIOUS)
+				d = 0; /* ties everywhere: list order decides */
 			if (d < bestd || (d == bestd && best != UINT32_MAX &&
 			                  s->pos[pl->job] < s->pos[pb->place[live[best]].job])) {
 				bestd = d;
@@ -183,6 +208,7 @@ static void local_phase(const struct fit_problem *pb, struct scratch *s, uint32_
 		live[best] = live[--n];
 	}
 #undef TAKE
+#undef PCPUS
 }
 
 struct order_ctx {
@@ -209,6 +235,8 @@ static bool fits_everywhere(const struct fit_problem *pb, const struct scratch *
 	for (uint32_t x = s->job_off[j]; x < s->job_off[j + 1]; x++) {
 		const struct fit_place *pl = &pb->place[s->job_pl[x]];
 		if (pl->procs > s->prem[pl->node])
+			return false;
+		if (pb->place_cpus && (pb->place_cpus[s->job_pl[x]] & s->ptaken[pl->node]))
 			return false;
 	}
 	return true;
@@ -250,8 +278,10 @@ int fit_schedule(const struct fit_problem *pb, void *scratch, size_t scratch_len
 				s.cand[nc++] = i;
 		struct order_ctx oc = {.s = &s, .slots_left = slots_left};
 		qsort_r(s.cand, nc, sizeof(uint32_t), cmp_reduction, &oc);
-		for (uint32_t l = 0; l < pb->nnodes; l++)
+		for (uint32_t l = 0; l < pb->nnodes; l++) {
 			s.prem[l] = pb->nodes[l].cpus;
+			s.ptaken[l] = 0;
+		}
 		for (uint32_t c = 0; c < nc; c++) {
 			uint32_t j = s.cand[c];
 			if (!fits_everywhere(pb, &s, j))
@@ -259,6 +289,8 @@ int fit_schedule(const struct fit_problem *pb, void *scratch, size_t scratch_len
 			for (uint32_t x = s.job_off[j]; x < s.job_off[j + 1]; x++) {
 				const struct fit_place *pl = &pb->place[s.job_pl[x]];
 				s.prem[pl->node] -= pl->procs;
+				if (pb->place_cpus)
+					s.ptaken[pl->node] |= pb->place_cpus[s.job_pl[x]];
 			}
 			table[(size_t)j * ns + k] = 1;
 			s.rem[j]--;

@@ -37,6 +37,13 @@ struct fit_place {
 	uint32_t job, node, procs;
 };
 
+/* How Algorithm 2 picks co-runners after the head of the list (fit_problem.pairing). */
+enum fit_pairing {
+	FIT_PAIR_FITNESS = 0, /* nearest to (BW_rem^M / P_rem, BW_rem^N / P_rem): MemBUS */
+	FIT_PAIR_OBLIVIOUS,   /* next in the rotated list, bandwidth ignored (baseline) */
+	FIT_PAIR_WORST,       /* farthest from the ideal point (adversarial baseline) */
+};
+
 struct fit_problem {
 	uint32_t njobs, nnodes, nslots;
 	const struct fit_job *jobs;    /* njobs */
@@ -45,6 +52,12 @@ struct fit_problem {
 	uint32_t nplace;
 	const uint32_t *node_off; /* nnodes + 1: node l's entries are place[node_off[l]..[l+1]) */
 	uint32_t rotate;          /* initial rotation of the job list (e.g. the frame number) */
+	uint8_t pairing;          /* enum fit_pairing; 0 (the default) = FIT_PAIR_FITNESS */
+	/* Optional (NULL: none), nplace entries: the CPUs placement k's processes are pinned to
+	 * (bit c = CPU c, c < 64; 0 = not known). Two placements of a node that share a CPU
+	 * never share a slot: the node scheduler pins a process to one CPU and runs one process
+	 * at a time there, so such a plan could not be applied without moving processes. */
+	const uint64_t *place_cpus;
 };
 
 struct fit_window {
@@ -78,10 +91,13 @@ double fit_distance(const struct fit_job *j, double mem_rem, double net_rem, uin
 size_t fit_scratch_bytes(uint32_t njobs, uint32_t nnodes, uint32_t nplace);
 /*
  * One frame's slot table: table[i * nslots + k] = 1 if job i runs in slot k (on every node
- * it spans), got[i] (optional) = slots given to job i. Every job gets exactly need_i slots
- * when that is possible; a job never gets more than need_i. Returns 0; -ENOSPC if some job
- * got fewer than need_i (table still filled best-effort); -EINVAL on a malformed problem
- * (procs > cpus, unsorted placements, indices out of range, scratch too small).
+ * it spans), got[i] (optional) = slots given to job i. A job never gets more than need_i.
+ * The fill is greedy, slot by slot, without look-ahead: a job that must run in every
+ * remaining slot goes first, but with gangs over several nodes or multi-process jobs it can
+ * still return -ENOSPC although a complete table exists. Returns 0; -ENOSPC if some job got
+ * fewer than need_i (table still filled best-effort); -EINVAL on a malformed problem
+ * (procs > cpus, a job placed twice on one node, unsorted placements, indices out of range,
+ * scratch too small).
  */
 int fit_schedule(const struct fit_problem *pb, void *scratch, size_t scratch_len, uint8_t *table,
                  uint32_t *got);

@@ -222,12 +222,28 @@ static void fmt_resv(mono_ns period, mono_ns slice, char *buf, size_t len)
 	         duration_format(slice, s, sizeof(s)));
 }
 
+/* Sends a reservation (nwin 0) or co-scheduling windows. */
+static int send_cons(struct ctld *d, int node, const char *job, uint64_t gen, mono_ns period,
+                     mono_ns slice, uint8_t nwin, const struct vsp_resv *win)
+{
+	if (nwin > 0)
+		return cosched_send_windows(d, node, job, gen, nwin, win);
+	return agents_send_constraint(d, node, job, gen, period, slice);
+}
+
 /* Sends the committed constraint to a node that hosts ranks but has not got it. */
 static void push_committed(struct ctld *d, struct job *jb, int node)
 {
 	if (jb->period == 0 || !d->nodes[node]->up)
 		return;
-	agents_send_constraint(d, node, jb->name, jb->gen, jb->period, jb->slice);
+	send_cons(d, node, jb->name, jb->gen, jb->period, jb->slice, jb->nwin, jb->win);
+}
+
+/* The transaction's constraint is the committed one. */
+static bool same_as_committed(const struct job *jb, const struct txn *t)
+{
+	return t->period == jb->period && t->slice == jb->slice && t->nwin == jb->nwin &&
+	       memcmp(t->win, jb->win, t->nwin * sizeof(t->win[0])) == 0;
 }
 
 static void persist(struct ctld *d)
@@ -245,6 +261,8 @@ static void txn_commit(struct ctld *d, struct job *jb, mono_ns now)
 	(void)now;
 	jb->period = t->period;
 	jb->slice = t->slice;
+	jb->nwin = t->nwin;
+	memcpy(jb->win, t->win, sizeof(jb->win));
 	jb->gen = t->gen;
 	jb->refused = false;
 	jb->reason[0] = '\0';
@@ -264,7 +282,7 @@ static void txn_commit(struct ctld *d, struct job *jb, mono_ns now)
 	fmt_resv(jb->period, jb->slice, rs, sizeof(rs));
 	log_info("job %s: constraint gen %llu (%s) in force on %d node(s)", jb->name,
 	         (unsigned long long)jb->gen, rs, accepted);
-	if (t->kind != TXN_CONTROL)
+	if (t->kind != TXN_CONTROL && t->kind != TXN_PLAN)
 		persist(d);
 	if (t->has_client) {
 		if (t->kind == TXN_TARGET)
@@ -288,12 +306,18 @@ static void txn_rollback(struct ctld *d, struct job *jb, mono_ns now)
 	uint64_t gen;
 
 	fmt_resv(t->period, t->slice, rs, sizeof(rs));
+	if (t->nwin > 0) {
+		/* the plan no longer holds for this job: retry later, re-plan on what changed */
+		jb->push_at = now + 5 * NSEC_PER_SEC;
+		if (t->kind == TXN_TARGET || t->kind == TXN_SETTINGS)
+			cosched_dirty(d);
+	}
 	if (t->kind == TXN_SETTINGS) {
 		control_job_fini(&jb->ctl);
 		jb->ctl = t->saved_ctl;
 		jb->set = t->saved_set;
 		job_fit_ranks(jb);
-	} else {
+	} else if (t->kind != TXN_PLAN) {
 		control_reject(&jb->ctl, now, &dec);
 		if (t->kind == TXN_TARGET)
 			jb->target_pct = t->old_target;
@@ -307,8 +331,8 @@ static void txn_rollback(struct ctld *d, struct job *jb, mono_ns now)
 			kept++;
 			continue;
 		}
-		if (agents_send_constraint(d, t->nodes[k], jb->name, gen, jb->period, jb->slice) ==
-		    0)
+		if (send_cons(d, t->nodes[k], jb->name, gen, jb->period, jb->slice, jb->nwin,
+		              jb->win) == 0)
 			sent++;
 	}
 	if (jb->period != 0) {
@@ -398,9 +422,9 @@ static int txn_start(struct ctld *d, struct job *jb, const struct txn *tpl, mono
 	for (int i = 0; i < d->nnodes; i++)
 		n += d->nodes[i]->up && job_on_node(jb, i);
 	t->active = true;
-	if (n == 0 || (period == jb->period && slice == jb->slice)) {
+	if (n == 0 || same_as_committed(jb, t)) {
 		/* nothing to ask: the constraint is the job's, nodes get it when they join */
-		t->gen = period == jb->period && slice == jb->slice ? jb->gen : ctld_next_gen(d);
+		t->gen = same_as_committed(jb, t) ? jb->gen : ctld_next_gen(d);
 		t->has_client = false;
 		txn_commit(d, jb, now);
 		return 0;
@@ -417,7 +441,7 @@ static int txn_start(struct ctld *d, struct job *jb, const struct txn *tpl, mono
 		t->nodes[t->n] = i;
 		t->st[t->n] = TXN_PENDING;
 		t->npending++;
-		if (agents_send_constraint(d, i, jb->name, t->gen, period, slice) != 0)
+		if (send_cons(d, i, jb->name, t->gen, period, slice, t->nwin, t->win) != 0)
 			txn_refuse(t, t->n, -EHOSTUNREACH, d->nodes[i]->name, "not reachable");
 		t->n++;
 	}
@@ -437,6 +461,11 @@ static void job_decided(struct ctld *d, struct job *jb, const struct control_dec
 
 	if (!dec->changed)
 		return;
+	if (d->cfg.cs.on) {
+		/* the plan decides the windows; the decision only sets the granularity */
+		cosched_decided(d, jb);
+		return;
+	}
 	fmt_resv(dec->period_ns, dec->slice_ns, rs, sizeof(rs));
 	if (dec->slice_ns >= dec->period_ns) {
 		log_debug("job %s: %s (%s) runs unconstrained: not sent", jb->name, rs,
@@ -454,13 +483,33 @@ static void job_sync(struct ctld *d, struct job *jb, mono_ns now)
 {
 	struct control_decision dec;
 
-	if (jb->txn.active || jb->ctl.slice_ns >= jb->ctl.period_ns)
+	if (d->cfg.cs.on || jb->txn.active || jb->ctl.slice_ns >= jb->ctl.period_ns)
 		return;
 	if (jb->ctl.period_ns == jb->period && jb->ctl.slice_ns == jb->slice)
 		return;
 	control_keep(&jb->ctl, CONTROL_R_NONE, &dec);
 	dec.changed = true;
 	job_decided(d, jb, &dec, now);
+}
+
+int jobs_push_windows(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid,
+                      size_t cidlen, mono_ns now)
+{
+	struct job *jb = d->jobs[j];
+	struct txn t = {.kind = TXN_PLAN};
+	mono_ns slice = 0;
+
+	if (jb->txn.active || jb->plan_nwin == 0)
+		return -1;
+	if (tpl)
+		t = *tpl;
+	t.nwin = jb->plan_nwin;
+	memset(t.win, 0, sizeof(t.win));
+	memcpy(t.win, jb->plan_win, jb->plan_nwin * sizeof(t.win[0]));
+	for (uint8_t w = 0; w < t.nwin; w++)
+		slice += t.win[w].slice;
+	jb->push_at = 0;
+	return txn_start(d, jb, &t, t.win[0].period, slice, cid, cidlen, now);
 }
 
 /* ---- messages from the agents ---- */
@@ -482,6 +531,7 @@ void jobs_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_ns 
 			jb->nranks--;
 			log_info("job %s: rank %u (pid %d) left node %s", jb->name, p->rank,
 			         (int)p->pid, n->name);
+			cosched_dirty(d);
 		}
 		return;
 	}
@@ -517,7 +567,9 @@ void jobs_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_ns 
 	jb->ranks[p->rank].handle = p->job;
 	jb->ranks[p->rank].pid = p->pid;
 	jb->ranks[p->rank].rate = NAN;
+	jb->ranks[p->rank].cpu = -1;
 	log_info("job %s: rank %u pid %d on node %s", jb->name, p->rank, (int)p->pid, n->name);
+	cosched_dirty(d);
 	job_fit_ranks(jb);
 	if (!jb->txn.active)
 		push_committed(d, jb, node);
@@ -559,7 +611,7 @@ void jobs_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now)
 	job_decided(d, jb, &dec, now);
 }
 
-void jobs_bw(struct ctld *d, int node, const struct pctl_bw *b)
+void jobs_bw(struct ctld *d, int node, const struct pctl_bw *b, mono_ns now)
 {
 	struct node *n = d->nodes[node];
 	uint64_t mem = 0;
@@ -581,6 +633,7 @@ void jobs_bw(struct ctld *d, int node, const struct pctl_bw *b)
 		rk->mem_bps = e->mem_bps;
 		rk->mem_src = e->mem_src;
 		rk->net_bps = e->net_tx_bps + e->net_rx_bps;
+		cosched_bw_sample(d, rk, e->mem_bps, e->mem_src != PCTL_SRC_NONE, rk->net_bps, now);
 	}
 	n->mem_used = mem;
 }
@@ -604,6 +657,11 @@ void jobs_stats(struct ctld *d, int node, const struct pctl_task_stats *s)
 		rk->slice = e->st.resv.slice;
 		rk->gen = e->gen;
 		rk->misses = e->st.misses;
+		if (rk->cpu != e->st.cpu) {
+			rk->cpu = e->st.cpu;
+			if (d->cfg.cs.on) /* the plan keeps processes that share a CPU apart */
+				cosched_dirty(d);
+		}
 	}
 	n->sum_u = sum;
 }
@@ -678,10 +736,12 @@ void jobs_node_reset(struct ctld *d, int node)
 		}
 	}
 	n->nhandles = 0;
+	cosched_dirty(d);
 }
 
 void jobs_node_down(struct ctld *d, int node, mono_ns now)
 {
+	cosched_dirty(d);
 	for (int j = 0; j < d->njobs; j++) {
 		struct job *jb = d->jobs[j];
 		struct txn *t = &jb->txn;
@@ -764,7 +824,16 @@ int jobs_set_target(struct ctld *d, int j, double pct, const uint8_t *cid, size_
 		return rc;
 	}
 	jb->target_pct = pct;
-	if (dec.changed && dec.slice_ns < dec.period_ns) {
+	if (d->cfg.cs.on) {
+		/* co-scheduling: the new share goes into a new plan, pushed with this client */
+		struct txn tpl = {.kind = TXN_TARGET, .old_target = old, .new_target = pct};
+		cosched_replan(d, now);
+		rc = jobs_push_windows(d, j, &tpl, cid, cidlen, now);
+		if (rc == 1 || rc == 2)
+			return rc;
+		if (rc < 0)
+			persist(d);
+	} else if (dec.changed && dec.slice_ns < dec.period_ns) {
 		struct txn tpl = {.kind = TXN_TARGET, .old_target = old, .new_target = pct};
 		rc = txn_start(d, jb, &tpl, dec.period_ns, dec.slice_ns, cid, cidlen, now);
 		if (rc == 1)
@@ -875,7 +944,20 @@ int jobs_set_settings(struct ctld *d, int j, const struct padm_request *q, const
 	job_fit_ranks(jb);
 	log_info("job %s: settings: algorithm %s, epsilon %g, R_max %g%s", jb->name,
 	         padm_algo_name(s.algo), s.eps_pct, s.r_max, s.r_max_given ? " (given)" : "");
-	if (dec.slice_ns < dec.period_ns) {
+	if (d->cfg.cs.on) {
+		struct txn tpl = {.kind = TXN_SETTINGS, .saved_ctl = saved, .saved_set = jb->set};
+
+		jb->set = s;
+		cosched_replan(d, now);
+		rc = jobs_push_windows(d, j, &tpl, cid, cidlen, now);
+		if (rc == 1 || rc == 2)
+			return rc;
+		if (rc < 0) {
+			control_job_fini(&saved);
+			persist(d);
+		}
+		/* rc 0: committed at once, txn_commit released saved */
+	} else if (dec.slice_ns < dec.period_ns) {
 		struct txn tpl = {.kind = TXN_SETTINGS, .saved_ctl = saved, .saved_set = jb->set};
 
 		jb->set = s;

@@ -131,6 +131,7 @@ int main(int argc, char **argv)
 	if (getrandom(&d.ctl_instance, sizeof(d.ctl_instance), 0) != sizeof(d.ctl_instance))
 		d.ctl_instance = (uint64_t)getpid() ^ clock_ns(CLOCK_REALTIME);
 
+	cosched_init(&d);
 	if (state_restore(&d, mono_now(), why, sizeof(why)) != 0) {
 		log_warnx("state file refused: %s (fix or move it away; nothing was changed)", why);
 		goto out;
@@ -160,6 +161,8 @@ int main(int argc, char **argv)
 			admin_recv(&d, now);
 		agents_tick(&d, now);
 		jobs_tick(&d, now);
+		if (d.cfg.cs.on)
+			cosched_tick(&d, now);
 		if (d.state_dirty && !mono_before(now, next_save)) {
 			state_save_all(&d);
 			next_save = now + NSEC_PER_SEC; /* at most once a second when it fails */
@@ -178,6 +181,7 @@ out:
 	agents_close(&d);
 	if (d.zctx)
 		zmq_ctx_term(d.zctx);
+	cosched_free(&d);
 	jobs_free(&d);
 	return rc;
 }

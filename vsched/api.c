@@ -368,9 +368,17 @@ static void reply_msg(struct vsp_reply *rep, const char *s)
 	snprintf(rep->msg, sizeof(rep->msg), "%s", s);
 }
 
-static double resv_util_pct(const struct vsp_resv *r)
+/* Σ slice / period over the task's windows, in percent. */
+static double stat_util_pct(const struct vsp_task_stat *t)
 {
-	return r->period > 0 ? 100.0 * (double)r->slice / (double)r->period : 0.0;
+	unsigned n = t->nwin >= 1 && t->nwin <= VSP_MAX_WINDOWS ? t->nwin : 1;
+	double u = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct vsp_resv *r = i == 0 ? &t->resv : &t->win[i];
+		u += r->period > 0 ? 100.0 * (double)r->slice / (double)r->period : 0.0;
+	}
+	return u;
 }
 
 /*
@@ -404,8 +412,26 @@ static void describe_task(const struct vsp_task_stat *t, const char *verb, char 
 	duration_format(t->resv.period, p, sizeof(p));
 	duration_format(t->resv.slice, sl, sizeof(sl));
 	duration_format(t->resv.deadline, d, sizeof(d));
+	if (t->nwin > 1) {
+		size_t k;
+		char ph[32];
+
+		k = (size_t)snprintf(out, len, "pid %d %s on CPU %d: period %s, %u windows",
+		                     (int)t->pid, verb, (int)t->cpu, p, t->nwin);
+		for (unsigned i = 0; i < t->nwin && i < VSP_MAX_WINDOWS && k < len; i++) {
+			const struct vsp_resv *r = &t->win[i];
+			duration_format(r->phase, ph, sizeof(ph));
+			duration_format(r->deadline, d, sizeof(d));
+			duration_format(r->slice, sl, sizeof(sl));
+			k += (size_t)snprintf(out + k, len - k, "%s %s+%s/%s", i ? "," : "", ph, d,
+			                      sl);
+		}
+		if (k < len)
+			snprintf(out + k, len - k, " (U %.1f%%)", stat_util_pct(t));
+		return;
+	}
 	snprintf(out, len, "pid %d %s on CPU %d: period %s slice %s deadline %s (U %.1f%%)",
-	         (int)t->pid, verb, (int)t->cpu, p, sl, d, resv_util_pct(&t->resv));
+	         (int)t->pid, verb, (int)t->cpu, p, sl, d, stat_util_pct(t));
 }
 
 /*

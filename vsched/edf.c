@@ -81,3 +81,25 @@ mono_ns edf_next_event(const struct edf_job *j, int n, mono_ns now, int sel)
 		consider(&next, now + j[sel].remaining, now);
 	return next;
 }
+
+/*
+ * A task with several windows is one entry in the CPU's EDF order: its eligible window
+ * with the earliest deadline. The windows of one task are disjoint, so at most one is open
+ * at a time in practice; taking the earliest deadline keeps the rule exact anyway.
+ */
+int edf_task_entry(const struct edf_job *w, int n, mono_ns now, struct edf_job *out)
+{
+	int sel = edf_select(w, n, now);
+	mono_ns ev = edf_next_event(w, n, now, -1);
+
+	if (sel >= 0) {
+		*out = w[sel];
+	} else {
+		out->release = ev;
+		out->deadline = ev;
+		out->remaining = 0;
+		out->runnable = n > 0 && w[0].runnable;
+	}
+	out->next_release = ev;
+	return sel;
+}

@@ -67,3 +67,20 @@ int placement_batch(const double *need, int m, double *load, int n, double cap, 
 	memcpy(load, trial, (size_t)n * sizeof(*load));
 	return 0;
 }
+
+int placement_pick_ok(const bool *ok, const double *key, int n, int rule)
+{
+	int best = -1;
+
+	if (rule != PLACE_WORST_FIT && rule != PLACE_FIRST_FIT)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		if (rule == PLACE_FIRST_FIT)
+			return i;
+		if (best < 0 || key[i] < key[best])
+			best = i;
+	}
+	return best;
+}

@@ -52,11 +52,15 @@ static struct cpu_table *table_new(int n)
 static void table_publish(struct sched *s, int idx, struct cpu_table *nt)
 {
 	struct cpu_table *old = s->table[idx];
-	double load = 0;
+	double load = 0, util = 0;
 
-	for (int i = 0; i < nt->n; i++)
-		load += admission_density(&nt->task[i]->resv->r);
+	for (int i = 0; i < nt->n; i++) {
+		const struct task_resv *rv = nt->task[i]->resv;
+		load += admission_density_n(rv->w, rv->n);
+		util += admission_util_n(rv->w, rv->n);
+	}
 	nt->load = load;
+	nt->util = util;
 	rcu_assign_pointer(s->table[idx], nt);
 	if (old)
 		call_rcu(&old->rcu, free_table_rcu);
@@ -118,24 +122,40 @@ int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size
 	return 0;
 }
 
-/* Checks a reservation against the protocol rules and the configured minimums. */
-static int check_resv(const struct sched *s, struct vsp_resv *r, char *why, size_t whylen)
+/*
+ * Checks the windows of a request against the protocol rules and the configured minimums,
+ * resolving deadline 0 to the period. Fills w[] and *n.
+ */
+static int check_windows(const struct sched *s, const struct vsp_request *req, struct vsp_resv *w,
+                         unsigned *n, char *why, size_t whylen)
 {
-	char a[32], b[32];
+	char a[32], b[32], pre[32] = "";
 
-	if (r->deadline == 0)
-		r->deadline = r->period;
-	if (vsp_check_resv(r, why, whylen) < 0)
-		return -EINVAL;
-	if (r->period < s->cfg.min_period) {
-		snprintf(why, whylen, "period %s below min_period %s", dur(r->period, a, sizeof(a)),
-		         dur(s->cfg.min_period, b, sizeof(b)));
+	if (req->nwin > VSP_MAX_WINDOWS) {
+		snprintf(why, whylen, "%u windows, expected 1..%d", req->nwin, VSP_MAX_WINDOWS);
 		return -EINVAL;
 	}
-	if (r->slice < s->cfg.min_slice) {
-		snprintf(why, whylen, "slice %s below min_slice %s", dur(r->slice, a, sizeof(a)),
-		         dur(s->cfg.min_slice, b, sizeof(b)));
+	*n = vsp_request_windows(req, w);
+	for (unsigned i = 0; i < *n; i++)
+		if (w[i].deadline == 0)
+			w[i].deadline = w[i].period;
+	if (vsp_check_windows(w, *n, why, whylen) < 0)
 		return -EINVAL;
+	for (unsigned i = 0; i < *n; i++) {
+		if (*n > 1)
+			snprintf(pre, sizeof(pre), "window %u: ", i + 1);
+		if (w[i].period < s->cfg.min_period) {
+			snprintf(why, whylen, "%speriod %s below min_period %s", pre,
+			         dur(w[i].period, a, sizeof(a)),
+			         dur(s->cfg.min_period, b, sizeof(b)));
+			return -EINVAL;
+		}
+		if (w[i].slice < s->cfg.min_slice) {
+			snprintf(why, whylen, "%sslice %s below min_slice %s", pre,
+			         dur(w[i].slice, a, sizeof(a)),
+			         dur(s->cfg.min_slice, b, sizeof(b)));
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -145,6 +165,81 @@ static void refuse_load(const struct sched *s, int idx, double load, double need
 {
 	snprintf(why, whylen, "cpu %d: load %.1f%% + %.1f%% exceeds cap %.1f%%", s->cfg.cpus[idx],
 	         100 * load, 100 * need, 100 * s->cap);
+}
+
+/*
+ * Admission of windows w[n] (owner: the request) on CPU index idx, without task skip (its
+ * own old windows, for `set`). Passes when the density test passes (Σ density <= cap) or,
+ * failing that, the exact frame test (admission_frame_test). On refusal writes the reason:
+ * the overlapping windows when the frame test applied, the loads otherwise. API thread.
+ */
+static bool cpu_admits(const struct sched *s, int idx, const struct task *skip,
+                       const struct vsp_resv *w, unsigned n, char *why, size_t whylen)
+{
+	const struct cpu_table *ct = s->table[idx];
+	double others = ct->load, need = admission_density_n(w, n);
+	struct adm_win *aw;
+	struct adm_conflict c;
+	int k = 0, total = (int)n, rc;
+	bool multi = n > 1;
+	char p1[32], l1[32], p2[32], l2[32], fr[32], to[32], dm[32], tt[32];
+
+	if (skip) {
+		others -= admission_density_n(skip->resv->w, skip->resv->n);
+		if (others < 0)
+			others = 0;
+	}
+	if (admission_fits(others, need, s->cap))
+		return true;
+	for (int i = 0; i < ct->n; i++)
+		if (ct->task[i] != skip)
+			total += (int)ct->task[i]->resv->n;
+	aw = calloc((size_t)total, sizeof(*aw));
+	if (!aw)
+		fatal("sched: out of memory");
+	for (unsigned j = 0; j < n; j++)
+		aw[k++] = (struct adm_win){w[j].period, w[j].slice, w[j].deadline,
+		                           w[j].phase,  -1,         (int)j};
+	for (int i = 0; i < ct->n; i++) {
+		const struct task_resv *rv = ct->task[i]->resv;
+		if (ct->task[i] == skip)
+			continue;
+		multi |= rv->n > 1;
+		for (unsigned j = 0; j < rv->n; j++)
+			aw[k++] = (struct adm_win){
+			    rv->w[j].period, rv->w[j].slice, rv->w[j].deadline, rv->w[j].phase, i,
+			    (int)j};
+	}
+	rc = admission_frame_test(aw, k, s->cap, -1, &c);
+	if (rc == ADM_FITS) {
+		free(aw);
+		return true;
+	}
+	if (rc == ADM_DEMAND && c.a >= 0 && c.b >= 0 && multi) {
+		const struct adm_win *x = &aw[c.a], *y = &aw[c.b];
+		snprintf(why, whylen,
+		         "cpu %d: window %d (%s+%s) overlaps pid %d window %d (%s+%s): slices %s "
+		         "in [%s, %s] of the %s frame",
+		         s->cfg.cpus[idx], x->idx + 1, dur(x->phase, p1, sizeof(p1)),
+		         dur(x->deadline, l1, sizeof(l1)), (int)ct->task[y->owner]->pid, y->idx + 1,
+		         dur(y->phase, p2, sizeof(p2)), dur(y->deadline, l2, sizeof(l2)),
+		         dur(c.demand, dm, sizeof(dm)), dur(c.from, fr, sizeof(fr)),
+		         dur(c.to, to, sizeof(to)), dur(x->period, tt, sizeof(tt)));
+	} else if (rc == ADM_UTIL && multi) {
+		snprintf(why, whylen, "cpu %d: utilisation %.1f%% + %.1f%% exceeds cap %.1f%%",
+		         s->cfg.cpus[idx], 100 * (c.util - admission_util_n(w, n)),
+		         100 * admission_util_n(w, n), 100 * s->cap);
+	} else if (rc == ADM_NA && multi) {
+		snprintf(why, whylen,
+		         "cpu %d: load %.1f%% + %.1f%% exceeds cap %.1f%% (the frame test needs "
+		         "one period on the CPU and no window past it)",
+		         s->cfg.cpus[idx], 100 * others, 100 * need, 100 * s->cap);
+	} else {
+		/* one window among single-window tasks: the message it always had */
+		refuse_load(s, idx, others, need, why, whylen);
+	}
+	free(aw);
+	return false;
 }
 
 /*
@@ -158,22 +253,79 @@ static void warn_stop_threads(const struct task *t)
 {
 	char a[32];
 
-	if (t->park != VSP_PARK_STOP || t->threads->n < 2 || t->resv->r.period >= STOP_WARN_PERIOD)
+	if (t->park != VSP_PARK_STOP || t->threads->n < 2 ||
+	    t->resv->w[0].period >= STOP_WARN_PERIOD)
 		return;
 	log_warnx("pid %d: %u threads parked with `stop` at period %s: every park wakes each "
 	          "thread at the task's cost, so short jobs may miss; use park idle below 2 ms",
-	          (int)t->pid, t->threads->n, dur(t->resv->r.period, a, sizeof(a)));
+	          (int)t->pid, t->threads->n, dur(t->resv->w[0].period, a, sizeof(a)));
+}
+
+/*
+ * The CPU index for windows w[n]: req_cpu when >= 0 (must be managed and admit them), else
+ * by the placement rule among the CPUs that admit them. A single window that the density
+ * test places is placed exactly as before windows existed (placement_pick on the loads);
+ * otherwise worst-fit orders the admitting CPUs by utilisation. skip: a task whose own
+ * windows do not count (`set`). Returns the index, or -errno with why.
+ */
+static int choose_cpu(const struct sched *s, int req_cpu, const struct task *skip,
+                      const struct vsp_resv *w, unsigned n, char *why, size_t whylen)
+{
+	double load[VS_MAX_CPUS], util[VS_MAX_CPUS], need = admission_density_n(w, n);
+	bool ok[VS_MAX_CPUS];
+	int idx, low = 0;
+
+	if (req_cpu >= 0) {
+		idx = cpu_index(s, req_cpu);
+		if (idx < 0) {
+			snprintf(why, whylen, "cpu %d: not managed by vsched", req_cpu);
+			return -EINVAL;
+		}
+		return cpu_admits(s, idx, skip, w, n, why, whylen) ? idx : -ENOSPC;
+	}
+	for (int i = 0; i < s->cfg.ncpus; i++) {
+		load[i] = s->table[i]->load;
+		util[i] = s->table[i]->util;
+		if (skip && skip->cpu_idx == i) {
+			load[i] -= admission_density_n(skip->resv->w, skip->resv->n);
+			util[i] -= admission_util_n(skip->resv->w, skip->resv->n);
+		}
+	}
+	if (n == 1) {
+		idx = placement_pick(load, s->cfg.ncpus, need, s->cap, s->cfg.placement);
+		if (idx >= 0)
+			return idx;
+	}
+	for (int i = 0; i < s->cfg.ncpus; i++) {
+		char tmp[VSP_MSG_MAX + 1];
+		ok[i] = cpu_admits(s, i, skip, w, n, tmp, sizeof(tmp));
+		if (util[i] < util[low])
+			low = i;
+	}
+	idx = placement_pick_ok(ok, util, s->cfg.ncpus, s->cfg.placement);
+	if (idx >= 0)
+		return idx;
+	if (n == 1) {
+		/* as before windows: name the CPU with the lowest load */
+		low = 0;
+		for (int i = 1; i < s->cfg.ncpus; i++)
+			if (load[i] < load[low])
+				low = i;
+	}
+	cpu_admits(s, low, skip, w, n, why, whylen);
+	return -ENOSPC;
 }
 
 int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t whylen)
 {
-	struct vsp_resv r = req->resv;
-	double load[VS_MAX_CPUS], need;
+	struct vsp_resv w[VSP_MAX_WINDOWS];
+	unsigned nw;
+	double need;
 	struct cpu_table *ct, *nt;
 	struct task *t = NULL, *other;
 	int idx, rc;
 
-	rc = check_resv(s, &r, why, whylen);
+	rc = check_windows(s, req, w, &nw, why, whylen);
 	if (rc)
 		return rc;
 	if (req->park != VSP_PARK_STOP && req->park != VSP_PARK_IDLE &&
@@ -191,31 +343,11 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 		snprintf(why, whylen, "max_tasks %d reached", s->cfg.max_tasks);
 		return -ENOSPC;
 	}
-	need = admission_density(&r);
-	for (int i = 0; i < s->cfg.ncpus; i++)
-		load[i] = s->table[i]->load;
-	if (req->cpu >= 0) {
-		idx = cpu_index(s, req->cpu);
-		if (idx < 0) {
-			snprintf(why, whylen, "cpu %d: not managed by vsched", (int)req->cpu);
-			return -EINVAL;
-		}
-		if (!admission_fits(load[idx], need, s->cap)) {
-			refuse_load(s, idx, load[idx], need, why, whylen);
-			return -ENOSPC;
-		}
-	} else {
-		idx = placement_pick(load, s->cfg.ncpus, need, s->cap, s->cfg.placement);
-		if (idx < 0) {
-			int low = 0;
-			for (int i = 1; i < s->cfg.ncpus; i++)
-				if (load[i] < load[low])
-					low = i;
-			refuse_load(s, low, load[low], need, why, whylen);
-			return -ENOSPC;
-		}
-	}
-	assert(admission_fits(load[idx], need, s->cap));
+	need = admission_util_n(w, nw);
+	idx = choose_cpu(s, req->cpu, NULL, w, nw, why, whylen);
+	if (idx < 0)
+		return idx;
+	assert(admission_fits(s->table[idx]->util, need, s->cap));
 
 	rc = task_open(req->pid, &t, why, whylen);
 	if (rc)
@@ -227,7 +359,8 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	t->resv = calloc(1, sizeof(*t->resv));
 	if (!t->resv)
 		fatal("sched_add: out of memory");
-	t->resv->r = r;
+	t->resv->n = nw;
+	memcpy(t->resv->w, w, sizeof(w));
 	t->resv->gen = 1;
 	t->resv->published_at = mono_now();
 
@@ -263,31 +396,113 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	memcpy(nt->task, ct->task, (size_t)ct->n * sizeof(struct task *));
 	nt->task[ct->n] = t;
 	table_publish(s, idx, nt);
-	/* The invariant admission keeps: Σ density <= cap on this CPU. */
-	assert(nt->load <= s->cap + 1e-6);
+	/* The invariant admission keeps: Σ slice/period <= cap on this CPU (and density or
+	 * the frame demand test). */
+	assert(nt->util <= s->cap + 1e-6);
 	s->ntasks++;
 	dispatch_wake(s, idx);
 
 	warn_stop_threads(t);
 
 	char a[32], b[32];
-	log_debug("pid %d: added on cpu %d, period %s slice %s (%.1f%%), park %s; cpu %d load "
-	          "%.1f%%",
-	          (int)t->pid, t->cpu, dur(r.period, a, sizeof(a)), dur(r.slice, b, sizeof(b)),
-	          100 * need, vsp_park_name(t->park), t->cpu, 100 * nt->load);
+	log_debug("pid %d: added on cpu %d, period %s slice %s, %u window(s) (%.1f%%), park %s; "
+	          "cpu %d utilisation %.1f%%",
+	          (int)t->pid, t->cpu, dur(w[0].period, a, sizeof(a)),
+	          dur(w[0].slice, b, sizeof(b)), nw, 100 * need, vsp_park_name(t->park), t->cpu,
+	          100 * nt->util);
 	return 0;
+}
+
+/* Table of CPU index idx without task t (not published). */
+static struct cpu_table *table_without(const struct cpu_table *ct, const struct task *t)
+{
+	struct cpu_table *nt = table_new(ct->n - 1);
+	int k = 0;
+
+	for (int i = 0; i < ct->n; i++)
+		if (ct->task[i] != t)
+			nt->task[k++] = ct->task[i];
+	assert(k == nt->n);
+	return nt;
+}
+
+static struct cpu_table *table_with(const struct cpu_table *ct, struct task *t)
+{
+	struct cpu_table *nt = table_new(ct->n + 1);
+
+	memcpy(nt->task, ct->task, (size_t)ct->n * sizeof(struct task *));
+	nt->task[ct->n] = t;
+	return nt;
+}
+
+/* The dispatcher-owned state of a task that no dispatcher sees, as sched_add sets it up. */
+static void run_reset(struct task *t)
+{
+	memset(&t->run, 0, sizeof(t->run));
+	t->run.applied_threads = t->threads->gen;
+	t->run.cpu_at_raise = task_cputime(t);
+	t->run.prio = t->park == VSP_PARK_STOP ? VS_PRIO_RAISED : 0;
+}
+
+/*
+ * Moves task t to CPU index to with reservation nr (`set` whose windows no longer fit on
+ * its CPU). The task leaves its table first; after a grace period no dispatcher sees it, and
+ * the API thread parks it and pins every thread to the new CPU. If pinning fails it is
+ * pinned back and returns to its old table with its old reservation (nr freed): nothing
+ * changed for the client. Blocks for one RCU grace period.
+ */
+static int move_task(struct sched *s, struct task *t, int to, struct task_resv *nr, char *why,
+                     size_t whylen)
+{
+	int from = t->cpu_idx, rc;
+	struct task_resv *old = t->resv;
+
+	table_publish(s, from, table_without(s->table[from], t));
+	dispatch_wake(s, from);
+	synchronize_rcu(); /* the old dispatcher no longer sees t */
+	rc = task_park(t, t->threads, true);
+	if (!rc)
+		rc = task_pin(t, s->cfg.cpus[to]);
+	if (rc) {
+		snprintf(why, whylen, "pid %d: cannot move to cpu %d: %s", (int)t->pid,
+		         s->cfg.cpus[to], rc == -ESRCH ? "no such process" : strerror(-rc));
+		task_pin(t, s->cfg.cpus[from]);
+		free(nr);
+		nr = NULL;
+		to = from;
+	}
+	if (nr) {
+		t->resv = nr; /* unpublished task: no reader */
+		call_rcu(&old->rcu, free_resv_rcu);
+	} else {
+		/* same reservation, new jobs: bump gen so the dispatcher rebuilds them */
+		nr = calloc(1, sizeof(*nr));
+		if (!nr)
+			fatal("sched_set: out of memory");
+		*nr = *old;
+		nr->gen = old->gen + 1;
+		t->resv = nr;
+		call_rcu(&old->rcu, free_resv_rcu);
+	}
+	t->cpu = s->cfg.cpus[to];
+	t->cpu_idx = to;
+	run_reset(t);
+	table_publish(s, to, table_with(s->table[to], t));
+	dispatch_wake(s, to);
+	return rc;
 }
 
 int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t whylen)
 {
-	struct vsp_resv r = req->resv;
+	struct vsp_resv w[VSP_MAX_WINDOWS];
+	unsigned nw;
 	struct task_resv *old, *nr;
 	struct cpu_table *ct;
 	struct task *t;
-	double need, others;
-	int rc;
+	char here[VSP_MSG_MAX + 1] = "";
+	int rc, to, from;
 
-	rc = check_resv(s, &r, why, whylen);
+	rc = check_windows(s, req, w, &nw, why, whylen);
 	if (rc)
 		return rc;
 	t = find_task(s, req->pid);
@@ -295,33 +510,54 @@ int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t 
 		snprintf(why, whylen, "pid %d: not managed", (int)req->pid);
 		return -ESRCH;
 	}
-	ct = s->table[t->cpu_idx];
-	old = t->resv;
-	need = admission_density(&r);
-	others = ct->load - admission_density(&old->r);
-	if (others < 0)
-		others = 0;
-	if (!admission_fits(others, need, s->cap)) {
-		refuse_load(s, t->cpu_idx, others, need, why, whylen);
-		return -ENOSPC;
+	from = t->cpu_idx;
+	to = from;
+	if (!cpu_admits(s, from, t, w, nw, here, sizeof(here))) {
+		/*
+		 * Windows (new or old): another CPU where the new ones fit, and the task moves
+		 * there. One window for one: refused, as always (the CPU of a task with one
+		 * reservation changes only by del + add).
+		 */
+		to = nw > 1 || t->resv->n > 1 ? choose_cpu(s, -1, t, w, nw, why, whylen) : -ENOSPC;
+		if (to < 0 || to == from) {
+			snprintf(why, whylen, "%s", here);
+			return -ENOSPC;
+		}
 	}
+	ct = s->table[from];
+	old = t->resv;
 	nr = calloc(1, sizeof(*nr));
 	if (!nr)
 		fatal("sched_set: out of memory");
-	nr->r = r;
+	nr->n = nw;
+	memcpy(nr->w, w, sizeof(w));
 	nr->gen = old->gen + 1;
 	nr->published_at = mono_now();
+
+	char a[32], b[32];
+	if (to != from) {
+		rc = move_task(s, t, to, nr, why, whylen);
+		if (rc)
+			return rc;
+		log_info("pid %d: set %u window(s), period %s; moved from cpu %d to cpu %d "
+		         "(utilisation %.1f%%)",
+		         (int)t->pid, nw, dur(w[0].period, a, sizeof(a)), s->cfg.cpus[from], t->cpu,
+		         100 * s->table[to]->util);
+		return 0;
+	}
 	rcu_assign_pointer(t->resv, nr);
-	/* Only the API thread reads load; dispatchers never do. */
-	ct->load = others + need;
-	assert(ct->load <= s->cap + 1e-6);
+	/* Only the API thread reads load and util; dispatchers never do. */
+	ct->load += admission_density_n(w, nw) - admission_density_n(old->w, old->n);
+	ct->util += admission_util_n(w, nw) - admission_util_n(old->w, old->n);
+	if (ct->load < 0)
+		ct->load = 0;
+	assert(ct->util <= s->cap + 1e-6);
 	dispatch_wake(s, t->cpu_idx);
 	call_rcu(&old->rcu, free_resv_rcu);
 
-	char a[32], b[32];
-	log_debug("pid %d: set period %s slice %s (%.1f%%); cpu %d load %.1f%%", (int)t->pid,
-	          dur(r.period, a, sizeof(a)), dur(r.slice, b, sizeof(b)), 100 * need, t->cpu,
-	          100 * ct->load);
+	log_debug("pid %d: set period %s slice %s, %u window(s); cpu %d utilisation %.1f%%",
+	          (int)t->pid, dur(w[0].period, a, sizeof(a)), dur(w[0].slice, b, sizeof(b)), nw,
+	          t->cpu, 100 * ct->util);
 	return 0;
 }
 
@@ -397,7 +633,9 @@ int sched_list(struct sched *s, struct vsp_task_stat **out, uint32_t *n)
 			x->cpu = t->cpu;
 			x->park = t->park;
 			x->nthreads = t->threads->n;
-			x->resv = t->resv->r;
+			x->resv = t->resv->w[0];
+			x->nwin = (uint8_t)t->resv->n;
+			memcpy(x->win, t->resv->w, sizeof(x->win));
 			x->managed_ns = now - t->added_at;
 			x->periods = atomic_load_explicit(&t->acct.periods, memory_order_relaxed);
 			x->cpu_ns = atomic_load_explicit(&t->acct.cpu_ns, memory_order_relaxed);
@@ -413,9 +651,44 @@ int sched_list(struct sched *s, struct vsp_task_stat **out, uint32_t *n)
 	return 0;
 }
 
+/*
+ * Offset CLOCK_REALTIME - CLOCK_MONOTONIC, read as mono, real, mono and taking the
+ * midpoint of the two monotonic reads; retried (a few times) when they are more than
+ * 20 us apart (preempted between the reads), so the mapping error is at most ~10 us.
+ */
+static uint64_t realtime_offset(void)
+{
+	uint64_t best_off = 0, best_gap = UINT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		mono_ns m1 = mono_now();
+		uint64_t rt = clock_ns(CLOCK_REALTIME);
+		mono_ns m2 = mono_now();
+		uint64_t gap = m2 - m1;
+
+		if (gap < best_gap) {
+			best_gap = gap;
+			best_off = rt - (m1 + gap / 2);
+		}
+		if (gap <= 20 * NSEC_PER_USEC)
+			break;
+	}
+	return best_off;
+}
+
+/*
+ * Releases are at epoch + phase + k*period: every task's jobs are re-anchored at once (the
+ * dispatchers see the new epoch and rebuild: the job holding now gets the part of its slice
+ * that is left of its window, so density still holds; the job that was in progress under
+ * the old epoch ends without being counted as a period or a miss). Before the epoch (a
+ * future one) nothing is released. The same epoch again (within EPOCH_SAME, the mapping's
+ * own error) changes nothing, so the agent may repeat it.
+ */
+#define EPOCH_SAME (50 * NSEC_PER_USEC)
+
 int sched_set_epoch(struct sched *s, uint64_t realtime_ns, char *why, size_t whylen)
 {
-	mono_ns epoch;
+	mono_ns epoch, cur = atomic_load(&s->epoch);
 
 	if (realtime_ns == 0) {
 		epoch = mono_now();
@@ -424,12 +697,18 @@ int sched_set_epoch(struct sched *s, uint64_t realtime_ns, char *why, size_t why
 		 * realtime_ns - (now_realtime - now_mono), in modular 64-bit arithmetic: an
 		 * epoch before boot wraps, and every comparison with it is wrap-safe.
 		 */
-		uint64_t rt = clock_ns(CLOCK_REALTIME);
-		mono_ns mono = mono_now();
-		epoch = realtime_ns - (rt - mono);
+		uint64_t off = realtime_offset();
+		uint64_t rt = mono_now() + off;
+
 		if ((int64_t)(realtime_ns - rt) > (int64_t)(30ULL * 24 * 3600 * NSEC_PER_SEC)) {
 			snprintf(why, whylen, "epoch more than 30 days in the future");
 			return -EINVAL;
+		}
+		epoch = realtime_ns - off;
+		if ((int64_t)(epoch - cur) < (int64_t)EPOCH_SAME &&
+		    (int64_t)(cur - epoch) < (int64_t)EPOCH_SAME) {
+			log_debug("epoch unchanged (monotonic %llu ns)", (unsigned long long)cur);
+			return 0;
 		}
 	}
 	atomic_store(&s->epoch, epoch);

@@ -71,32 +71,46 @@ struct task_threads {
 	pid_t tid[]; /* ascending */
 };
 
-/* A task's reservation, replaced as a whole (RCU) on `set`; gen increases on every change. */
+/*
+ * A task's reservation, replaced as a whole (RCU) on `set`; gen increases on every change.
+ * One window (w[0], any period/deadline/phase), or 2..VSP_MAX_WINDOWS windows of one frame:
+ * same period, sorted by phase, disjoint, inside the period (vsp_check_windows). Each window
+ * is its own EDF job sequence; the task is entitled while one of them has budget left.
+ */
 struct task_resv {
-	struct vsp_resv r; /* deadline already resolved (never 0) */
+	unsigned n;                         /* windows, 1..VSP_MAX_WINDOWS */
+	struct vsp_resv w[VSP_MAX_WINDOWS]; /* deadline already resolved (never 0) */
 	uint64_t gen;
 	mono_ns published_at; /* when sched_add/sched_set published it (change latency) */
 	struct rcu_head rcu;
 };
 
+/* The current job of one window (dispatcher-owned, see task_run). */
+struct win_run {
+	mono_ns release, deadline, next_release;
+	uint64_t budget;     /* CPU ns owed in this job (slice, prorated when built mid-window) */
+	uint64_t used;       /* CPU ns consumed while raised for this window in this job */
+	bool blocked_in_job; /* it slept while raised in this job: not a miss */
+	bool closed;         /* the job's deadline passed and was accounted */
+	mono_ns first_raise; /* when the task was first raised for this job, 0: not yet */
+};
+
 /*
- * Dispatcher-owned state of the current job. Only the dispatcher of task->cpu writes it
- * once the task is published; before that the API thread sets it up.
+ * Dispatcher-owned state of the current jobs. Only the dispatcher of task->cpu writes it
+ * once the task is published; before that (and while a task moves between CPUs, unpublished)
+ * the API thread sets it up.
  */
 struct task_run {
-	uint64_t gen;             /* task_resv.gen this job was built from */
-	mono_ns epoch;            /* sched.epoch this job was built from */
+	uint64_t gen;             /* task_resv.gen these jobs were built from */
+	mono_ns epoch;            /* sched.epoch these jobs were built from */
 	uint64_t applied_threads; /* task_threads.gen the raise/park state was applied to */
-	mono_ns release, deadline, next_release;
-	uint64_t budget;       /* CPU ns owed in this job (slice, prorated when built mid-window) */
-	uint64_t used;         /* CPU ns consumed while raised in this job */
+	struct win_run win[VSP_MAX_WINDOWS]; /* per window of task_resv (n of them) */
+	int cur;               /* the window the task was last selected (raised) for */
 	uint64_t cpu_at_raise; /* task CPU clock when last raised / last sampled */
 	mono_ns wall_at_raise; /* monotonic time of the same sample */
 	int prio;              /* SCHED_FIFO priority last applied to every thread, 0 if none */
 	bool raised;           /* currently entitled (FIFO prio / continued) */
-	bool blocked_in_job;   /* it slept while raised in this job: not a miss */
-	bool closed;           /* the job's deadline passed and was accounted */
-	bool started;          /* first job set up */
+	bool started;          /* first jobs set up */
 };
 
 /* Counters written by the dispatcher (relaxed atomics), read by the API thread. */
@@ -131,7 +145,8 @@ struct task {
 /* The tasks of one managed CPU, replaced as a whole (RCU). */
 struct cpu_table {
 	int n;
-	double load; /* Σ density of the tasks */
+	double load; /* Σ density of the tasks (may exceed the cap on a frame-tested CPU) */
+	double util; /* Σ slice / period of the tasks: <= cap always */
 	struct rcu_head rcu;
 	struct task *task[];
 };
@@ -175,6 +190,14 @@ struct edf_job {
 /* Window containing now, or the first one when now is before epoch + phase. */
 void edf_window(const struct vsp_resv *r, mono_ns epoch, mono_ns now, struct edf_job *j);
 /*
+ * One task with n windows (n jobs in w[]) as one EDF entry *out: the eligible window with
+ * the earliest deadline (edf_select over w), or, when none is eligible, a not-eligible entry
+ * (remaining 0). In both cases out->next_release is the earliest future event of any window
+ * (edf_next_event over w), so edf_next_event over the tasks wakes up for every window.
+ * Returns the chosen window's index or -1.
+ */
+int edf_task_entry(const struct edf_job *w, int n, mono_ns now, struct edf_job *out);
+/*
  * The job EDF runs at time now: among runnable jobs with release <= now < deadline and
  * remaining > 0, the earliest deadline (ties: lowest index). Returns its index or -1.
  */
@@ -188,6 +211,35 @@ mono_ns edf_next_event(const struct edf_job *j, int n, mono_ns now, int sel);
 /* admission.c — pure except admission_read_rt_limit */
 /* Density slice / min(deadline, period) (deadline 0 means period). */
 double admission_density(const struct vsp_resv *r);
+/* Σ density and Σ slice / period of n windows. */
+double admission_density_n(const struct vsp_resv *w, unsigned n);
+double admission_util_n(const struct vsp_resv *w, unsigned n);
+/*
+ * Exact processor-demand test over one frame, for a CPU whose windows all have the same
+ * period T and none wraps (phase + deadline <= T): for every interval [phase_a, end_b] of
+ * the frame, Σ slice of the windows lying inside it <= its length; and Σ slice / T <= cap.
+ * Sufficient and necessary for EDF on one CPU (no window crosses a frame boundary, so every
+ * frame is the same independent problem). owner/idx identify a window for the caller.
+ */
+struct adm_win {
+	uint64_t period, slice, deadline, phase; /* deadline resolved */
+	int owner;                               /* caller's id, e.g. -1 for the request */
+	int idx;                                 /* window number within its owner */
+};
+struct adm_conflict {
+	uint64_t from, to, demand; /* the interval that overflowed and the slices inside it */
+	int a, b;    /* indexes into w[] of two windows inside it (a: owner == want if any), -1 */
+	double util; /* Σ slice / T */
+};
+enum {
+	ADM_FITS = 0,
+	ADM_NA = 1,      /* periods differ or a window wraps: the test does not apply */
+	ADM_DEMAND = -1, /* an interval is overloaded: c->from, to, demand, a, b */
+	ADM_UTIL = -2,   /* Σ slice / T > cap: c->util */
+};
+/* want: the owner a conflict should name first (the request). Allocates scratch only. */
+int admission_frame_test(const struct adm_win *w, int n, double cap, int want,
+                         struct adm_conflict *c);
 /*
  * Reads the kernel RT throttling limit runtime/period (runtime -1: no limit, 1.0).
  * Returns 0 or -1 with why.
@@ -213,6 +265,11 @@ int placement_pick(const double *load, int n, double need, double cap, int rule)
  */
 int placement_batch(const double *need, int m, double *load, int n, double cap, int rule,
                     int *assign);
+/*
+ * Chooses among the CPUs where ok[i] (the caller ran the admission test): worst-fit takes
+ * the lowest key (load), ties lowest index; first-fit the lowest index. -1 if none.
+ */
+int placement_pick_ok(const bool *ok, const double *key, int n, int rule);
 
 /* task.c */
 /*

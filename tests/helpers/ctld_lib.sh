@@ -92,6 +92,7 @@ min_period = "1ms";
 min_slice = "100us";
 endpoint = "ipc://$TMP/vs-$n.sock";
 EOF
+	rt_lock 120 # no other test's scheduler on these CPUs meanwhile
 	"$VS_BIN/vsched" -f -c "$TMP/vsched-$n.conf" >>"$TMP/vsched-$n.log" 2>&1 &
 	NODE_VSCHED_PID[$n]=$!
 	PIDS+=("$!")
@@ -146,4 +147,129 @@ ctld_check_clean() {
 		ctld_fail "sanitizer report in the controller's log"
 	fi
 	pass "controller stopped cleanly (exit 0, no sanitizer report)"
+}
+
+# ---- real jobs, killed daemons (controller_agent_down.sh, controller_restart_jobs.sh) ----
+#   start_bsp JOB AGENT_EP BSP_ARGS...   a real `bsp --local` job, ranks under `vschedctl job run`
+#   job_rank_pids JOB                    the ranks' pids as the controller knows them, by rank
+#   kill_agent NODE / restart_agent NODE kill -9 NODE's agent / start it again on its config
+#   kill_ctld                            kill -9 the controller (nothing saved at exit)
+#   shares SECONDS PID...                CPU shares of several processes over the same interval
+#   bsp_max_gap JOB                      longest time between two progress lines of a rank
+#   bsp_iterations JOB RANK              iterations of RANK so far (its last progress line)
+#   measure_rmax VS_EP PCT BSP_ARGS...   full speed of a job from a run under a reservation
+#   agent_check_clean NODE               stop NODE's agent, fail on exit status or sanitizer report
+
+# forget_pid PID: PID has been reaped; drops it from PIDS so that cleanup never signals
+# whatever process reuses the number.
+forget_pid() {
+	local p keep=()
+	for p in "${PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	PIDS=("${keep[@]}")
+}
+
+# start_bsp JOB AGENT_EP BSP_ARGS...: `bsp BSP_ARGS... -v`, each rank started by
+# `vschedctl job run --job JOB --rank R --agent AGENT_EP` ("{rank}" in AGENT_EP becomes the
+# rank: ipc://$TMP/agent-n{rank}.sock puts rank R on node nR). Progress lines ("bsp: rank=R
+# t=... iterations=...", one a second) and the final summaries go to $TMP/JOB.out, errors
+# to $TMP/JOB.err. Sets BSP_PID (the launcher; the ranks are its children).
+start_bsp() {
+	local job=$1 ep=$2
+	shift 2
+	"$VS_BIN/bsp" "$@" -v -- "$VS_BIN/vschedctl" job run --job "$job" --rank '{rank}' \
+		--agent "$ep" -- >"$TMP/$job.out" 2>"$TMP/$job.err" &
+	BSP_PID=$!
+	PIDS+=("$BSP_PID")
+}
+
+# job_rank_pids JOB: the pids of JOB's ranks (vschedctl job show --json), in rank order.
+job_rank_pids() { actl job show "$1" --json | jq -r '.rank_list | sort_by(.rank) | .[].pid'; }
+
+# kill_agent NODE: kill -9 NODE's agent (by the pid start_node recorded) and reap it.
+kill_agent() {
+	local p=${NODE_AGENT_PID[$1]}
+	kill -KILL "$p"
+	wait "$p" 2>/dev/null || true
+	forget_pid "$p"
+	NODE_AGENT_PID[$1]=
+}
+
+# restart_agent NODE: a new agent for NODE on the configuration start_node wrote (same log);
+# waits until the controller shows the node up.
+restart_agent() {
+	"$VS_BIN/vsched-agent" -f -c "$TMP/agent-$1.conf" >>"$TMP/agent-$1.log" 2>&1 &
+	NODE_AGENT_PID[$1]=$!
+	PIDS+=("$!")
+	wait_until 5 node_up "$1" || ctld_fail "node $1 did not register again"
+}
+
+# kill_ctld: kill -9 the controller and reap it (start_ctld starts it again on the same
+# endpoints and state file).
+kill_ctld() {
+	kill -KILL "$CTLD_PID"
+	wait "$CTLD_PID" 2>/dev/null || true
+	forget_pid "$CTLD_PID"
+	CTLD_PID=
+}
+
+# shares SECONDS PID...: each PID's share of one CPU (%, 1 decimal, all threads) over the
+# same SECONDS, one line per PID in argument order.
+shares() {
+	local s=$1 p i t0 t1 a=() b=()
+	shift
+	for p in "$@"; do a+=("$(cpu_ns "$p")"); done
+	t0=$(date +%s%N)
+	sleep "$s"
+	for p in "$@"; do b+=("$(cpu_ns "$p")"); done
+	t1=$(date +%s%N)
+	for i in "${!a[@]}"; do
+		awk -v c=$((b[i] - a[i])) -v w=$((t1 - t0)) 'BEGIN { printf "%.1f\n", 100 * c / w }'
+	done
+}
+
+# bsp_max_gap JOB [FROM]: the longest time (s) between consecutive progress lines of any
+# rank of JOB (start_bsp's -v lines, bsp's own clock), over lines with t >= FROM (default 0).
+bsp_max_gap() {
+	awk -v from="${2:-0}" '/^bsp: rank=[0-9]+ t=/ {
+		split($2, r, "="); split($3, t, "=")
+		if (t[2] + 0 < from) next
+		if (r[2] in last && t[2] - last[r[2]] > g) g = t[2] - last[r[2]]
+		last[r[2]] = t[2] }
+		END { printf "%.1f\n", g + 0 }' "$TMP/$1.out"
+}
+
+# bsp_iterations JOB RANK: the iteration count of RANK's last progress line (0 if none).
+bsp_iterations() {
+	awk -v r="rank=$2" '$2 == r && $3 ~ /^t=/ { split($4, i, "="); n = i[2] } END { print n + 0 }' \
+		"$TMP/$1.out"
+}
+
+# measure_rmax VS_EP PCT BSP_ARGS...: a job's full speed (units/s, slowest rank) estimated
+# from a 2 s run of `bsp BSP_ARGS...` with every rank under a PCT % reservation (period
+# 20 ms) of the vsched at VS_EP ("{rank}" allowed, as in start_bsp): rate * 100 / PCT.
+# Unlike an unmanaged run it does not depend on what else loads the machine (the ranks run
+# SCHED_FIFO within their reservation), and it measures what a reservation buys.
+measure_rmax() {
+	local ep=$1 pct=$2
+	shift 2
+	"$VS_BIN/bsp" "$@" --duration 2s -- "$VS_BIN/vschedctl" -s "$ep" run --period 20ms \
+		--slice "$((pct * 200))us" -- 2>>"$TMP/rmax.err" |
+		sed -n 's/.* rate=\([0-9.]*\) .*/\1/p' | sort -g | head -1 |
+		awk -v u="$pct" 'NF { printf "%.3f\n", $1 * 100 / u }'
+}
+
+# agent_check_clean NODE: stops NODE's agent (SIGTERM) and fails if it did not exit 0 or
+# its log holds a sanitizer report (ASan/UBSan builds).
+agent_check_clean() {
+	local p=${NODE_AGENT_PID[$1]} rc=0
+	kill -TERM "$p" 2>/dev/null || true
+	wait "$p" 2>/dev/null || rc=$?
+	forget_pid "$p"
+	NODE_AGENT_PID[$1]=
+	[ "$rc" = 0 ] || ctld_fail "agent of $1 exited $rc at SIGTERM"
+	if grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP/agent-$1.log"; then
+		ctld_fail "sanitizer report in the log of $1's agent"
+	fi
 }

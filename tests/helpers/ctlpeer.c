@@ -8,6 +8,8 @@
  *       refuses it), echoes heartbeats, answers anything from an unregistered peer with
  *       HELLO_ACK -ENOENT, and reads commands from stdin:
  *         constraint JOB GEN PERIOD SLICE [DEADLINE [PHASE]]   (durations with units)
+ *         wconstraint JOB GEN PERIOD PHASE+LEN[/SLICE]...   (1..8 windows of one frame)
+ *         epoch REALTIME_NS                                 (PCTL_EPOCH)
  *         raw HEX                                              (any bytes, one frame)
  *         raw2 HEX HEX                          (two frames as one multipart message)
  *         forget        (plays a restarted controller: every peer is unregistered)
@@ -253,6 +255,65 @@ static int unhex(const char *s, uint8_t *out, size_t cap)
 	return s[0] ? -1 : (int)n;
 }
 
+/* "JOB GEN PERIOD PHASE+LEN[/SLICE]..." -> one CONSTRAINT with those windows. */
+static void on_wconstraint(void *sock, char *args)
+{
+	struct pctl_msg m;
+	char *save = NULL, *tok;
+	unsigned long long gen;
+	int k = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PCTL_CONSTRAINT;
+	for (tok = strtok_r(args, " ", &save); tok; tok = strtok_r(NULL, " ", &save), k++) {
+		char *plus, *slash;
+		struct vsp_resv *w;
+
+		if (k == 0) {
+			snprintf(m.u.cons.job, sizeof(m.u.cons.job), "%.63s", tok);
+		} else if (k == 1) {
+			gen = strtoull(tok, NULL, 10);
+			m.u.cons.gen = gen;
+		} else if (k == 2) {
+			if (duration_parse(tok, &m.u.cons.win[0].period)) {
+				printf("ERROR bad period %s\n", tok);
+				return;
+			}
+		} else {
+			if (m.u.cons.nwin >= PCTL_MAX_WINDOWS) {
+				printf("ERROR more than %d windows\n", PCTL_MAX_WINDOWS);
+				return;
+			}
+			w = &m.u.cons.win[m.u.cons.nwin];
+			w->period = m.u.cons.win[0].period;
+			plus = strchr(tok, '+');
+			if (!plus) {
+				printf("ERROR window %s: PHASE+LEN[/SLICE]\n", tok);
+				return;
+			}
+			*plus++ = '\0';
+			slash = strchr(plus, '/');
+			if (slash)
+				*slash++ = '\0';
+			if (duration_parse(tok, &w->phase) || duration_parse(plus, &w->deadline) ||
+			    (slash && duration_parse(slash, &w->slice))) {
+				printf("ERROR bad duration in window\n");
+				return;
+			}
+			if (!slash)
+				w->slice = w->deadline;
+			m.u.cons.nwin++;
+		}
+	}
+	if (k < 4) {
+		printf("ERROR wconstraint JOB GEN PERIOD PHASE+LEN[/SLICE]...\n");
+		return;
+	}
+	send_msg(sock, last_peer, &m);
+	printf("SENT wconstraint %s gen=%llu nwin=%u\n", m.u.cons.job,
+	       (unsigned long long)m.u.cons.gen, m.u.cons.nwin);
+}
+
 static void on_command(void *sock, char *line)
 {
 	char job[128], hex[8192], ps[32], ss[32], ds[32] = "0ns", phs[32] = "0ns";
@@ -262,6 +323,18 @@ static void on_command(void *sock, char *line)
 	int n;
 
 	line[strcspn(line, "\n")] = '\0';
+	if (strncmp(line, "wconstraint ", 12) == 0) {
+		on_wconstraint(sock, line + 12);
+		return;
+	}
+	if (strncmp(line, "epoch ", 6) == 0) {
+		memset(&m, 0, sizeof(m));
+		m.type = PCTL_EPOCH;
+		m.u.epoch.realtime_ns = strtoull(line + 6, NULL, 10);
+		send_msg(sock, last_peer, &m);
+		printf("SENT epoch %llu\n", (unsigned long long)m.u.epoch.realtime_ns);
+		return;
+	}
 	if (sscanf(line, "constraint %127s %llu %31s %31s %31s %31s", job, &gen, ps, ss, ds, phs) >=
 	    4) {
 		memset(&m, 0, sizeof(m));

@@ -5,7 +5,9 @@
 #
 # If an ancestor of this shell already holds the lock (the test runs under
 # `flock /tmp/vsched-rt.lock ctest ...`), taking it again would wait for ourselves: then
-# nothing is done. The lock is held on fd 9 until the script exits.
+# nothing is done; nor when this shell took it already. The lock is held on fd 9 until the
+# script and the daemons it started (they inherit fd 9) exit. lib.sh's start_vsched takes
+# it, so that no two tests' schedulers ever manage the same CPUs at once.
 RT_LOCK_FILE=/tmp/vsched-rt.lock
 
 # rt_lock_held_by_ancestor: true when a process above us holds a lock on RT_LOCK_FILE.
@@ -26,7 +28,8 @@ rt_lock_held_by_ancestor() {
 
 rt_lock() {
 	local wait=${1:-40}
-	if rt_lock_held_by_ancestor; then return 0; fi
+	if [ -n "${RT_LOCK_TAKEN:-}" ] || rt_lock_held_by_ancestor; then return 0; fi
 	exec 9>>"$RT_LOCK_FILE"
 	flock -w "$wait" 9 || skip "$RT_LOCK_FILE busy for ${wait} s (other real-time measurements running)"
+	RT_LOCK_TAKEN=1
 }

@@ -89,7 +89,7 @@ write_agent_config
 start_agent
 
 # Registration: name, CPUs, M and N in bytes/s, protocol version; then heartbeats.
-wait_for "$TMP/peer.out" "^HELLO node=testnode ncpus=$(nproc) mem=12000000000 net=125000000 version=1 " 5
+wait_for "$TMP/peer.out" "^HELLO node=testnode ncpus=$(nproc) mem=12000000000 net=125000000 version=2 " 5
 pass "registration: $(grep -m1 '^HELLO' "$TMP/peer.out")"
 wait_for "$TMP/peer.out" '^HEARTBEAT seq=3 ' 3
 pass "heartbeats every 200ms"

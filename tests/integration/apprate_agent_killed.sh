@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # apprate_agent_killed: killing the agent never stalls the application (libapprate issue,
 # acceptance item). A small C program built here against the build's libapprate calls
-# apprate_progress() in a tight loop for 6 s and prints, every 50 ms, its elapsed time and
-# how many calls it has made. It reports to a real vsched-agent (with a real vsched and
+# apprate_progress() in a tight loop for 12 s (long enough that a slow, shared machine still
+# kills and restarts the agent mid-run) and prints, every 50 ms, its elapsed time and how
+# many calls it has made. It reports to a real vsched-agent (with a real vsched and
 # `ctlpeer router` standing in for the controller). About 2 s in, the test kill -9s the
 # agent (by pid; it started it), waits 1.5 s, and starts a new agent on the same endpoint.
 # Outcomes checked:
@@ -156,7 +157,7 @@ start_agent() {
 start_agent "$TMP/agent.log"
 pass "agent registered with the stand-in controller"
 
-"$TMP/app" "ipc://$TMP/agent.sock" 6 >"$TMP/app.out" 2>"$TMP/app.err" &
+"$TMP/app" "ipc://$TMP/agent.sock" 12 >"$TMP/app.out" 2>"$TMP/app.err" &
 APP_PID=$!
 PIDS+=("$APP_PID")
 wait_for "$TMP/peer.out" '^JOB_PROC job=[0-9]+ rank=0 pid=[0-9]+ event=joined name=killjob$' 5

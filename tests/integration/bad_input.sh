@@ -20,7 +20,7 @@ SNAP=
 snapshot() {
 	local s
 	s=$(ctl task list --json) || fail "vsched not serving"
-	jq -c '[.[] | {pid, cpu, park, period_ns, slice_ns, deadline_ns, phase_ns}]' <<<"$s"
+	jq -c '[.[] | {pid, cpu, park, period_ns, slice_ns, deadline_ns, phase_ns, windows}]' <<<"$s"
 }
 
 # unchanged DESC: vsched alive, serving, and the reservations as they were before DESC.
@@ -72,11 +72,17 @@ le() {
 	done
 	printf '%s' "$out"
 }
-hdr() { printf '5601%02x00' "$1"; }
-# add_frame PID CPU PARK PERIOD SLICE DEADLINE PHASE (ns)
-add_frame() { printf '%s' "$(hdr 1)$(le "$1" 4)$(le "$2" 4)$(printf '%02x' "$3")000000$(le "$4" 8)$(le "$5" 8)$(le "$6" 8)$(le "$7" 8)"; }
+hdr() { printf '5602%02x00' "$1"; } # protocol version 2
+# win PERIOD SLICE DEADLINE PHASE (ns): one window
+win() { printf '%s' "$(le "$1" 8)$(le "$2" 8)$(le "$3" 8)$(le "$4" 8)"; }
+# add_frame PID CPU PARK PERIOD SLICE DEADLINE PHASE (ns): one window
+add_frame() { printf '%s' "$(hdr 1)$(le "$1" 4)$(le "$2" 4)$(printf '%02x' "$3")010000$(win "$4" "$5" "$6" "$7")"; }
+# addw_frame PID CPU PARK NWIN WINDOWS_HEX: NWIN as written, whatever WINDOWS_HEX holds
+addw_frame() { printf '%s' "$(hdr 1)$(le "$1" 4)$(le "$2" 4)$(printf '%02x%02x' "$3" "$4")0000$5"; }
 # set_frame PID PERIOD SLICE DEADLINE PHASE
-set_frame() { printf '%s' "$(hdr 2)$(le "$1" 4)$(le "$2" 8)$(le "$3" 8)$(le "$4" 8)$(le "$5" 8)"; }
+set_frame() { printf '%s' "$(hdr 2)$(le "$1" 4)01000000$(win "$2" "$3" "$4" "$5")"; }
+# setw_frame PID NWIN WINDOWS_HEX
+setw_frame() { printf '%s' "$(hdr 2)$(le "$1" 4)$(printf '%02x' "$2")000000$3"; }
 del_frame() { printf '%s' "$(hdr 3)$(le "$1" 4)"; }
 list_frame() { hdr 4; }
 epoch_frame() { printf '%s' "$(hdr 5)$(le "$1" 8)"; }
@@ -85,10 +91,10 @@ cut_last() { printf '%s' "${1:0:${#1}-2}"; } # one byte shorter
 MS=1000000
 
 # --- a managed task, so that "already managed", set/del and admission have something ------
-spawn sleep 50
+spawn sleep 150
 MANAGED=$SPAWNED
 ctl task add "$MANAGED" --period 10ms --slice 6ms --cpu 0 >/dev/null || fail "cannot add a task"
-spawn sleep 50
+spawn sleep 150
 OTHER=$SPAWNED # alive, never managed
 sh -c 'exit 0' &
 DEAD=$!
@@ -153,12 +159,39 @@ zrefuse "wrong magic" 'magic' "41010400"
 n=$(grep -c 'bad magic 0x41' "$TMP/vsched.log" || true)
 [ "$n" -eq 1 ] || fail "the bad-magic frame was logged $n times, expected once"
 pass "a bad frame is logged once"
-zrefuse "wrong version" 'version' "56020400"
-zrefuse "unknown type" 'type' "56010900"
-zrefuse "reply type as request" 'type' "56018000"
-zrefuse "reserved byte set" 'reserved' "56010401"
+zrefuse "wrong version" 'version' "56030400"
+zrefuse "version 1 (before windows)" 'version 1 not supported' "56010400"
+zrefuse "unknown type" 'type' "56020900"
+zrefuse "reply type as request" 'type' "56028000"
+zrefuse "reserved byte set" 'reserved' "56020401"
 zrefuse "multi-part message" 'multi-part' "$(list_frame)" "$(del_frame "$MANAGED")"
-zrefuse "oversized frame" 'at most' "56010400*300"
+zrefuse "oversized frame" 'at most' "56020400*300"
+
+# --- windows (several reservations per task) ----------------------------------------------
+W30=$(win $((100 * MS)) $((30 * MS)) $((30 * MS)) 0)
+W50=$(win $((100 * MS)) $((20 * MS)) $((20 * MS)) $((50 * MS)))
+zrefuse "ADD with 0 windows" 'windows' "$(addw_frame "$OTHER" -1 0 0 "")"
+zrefuse "ADD with 9 windows" '9 windows' "$(addw_frame "$OTHER" -1 0 9 "$W30$W50$W30$W50$W30$W50$W30$W50$W30")"
+zrefuse "SET with 9 windows" '9 windows' "$(setw_frame "$MANAGED" 9 "$W30$W50$W30$W50$W30$W50$W30$W50$W30")"
+zrefuse "nwin 2, one window sent" 'bytes' "$(addw_frame "$OTHER" -1 0 2 "$W30")"
+zrefuse "nwin 1, two windows sent" 'bytes' "$(addw_frame "$OTHER" -1 0 1 "$W30$W50")"
+zrefuse "truncated 2-window SET" 'bytes' "$(cut_last "$(setw_frame "$MANAGED" 2 "$W30$W50")")"
+zrefuse "overlapping windows" 'window 2.*overlaps' \
+	"$(addw_frame "$OTHER" -1 0 2 "$W30$(win $((100 * MS)) $((20 * MS)) $((20 * MS)) $((20 * MS)))")"
+zrefuse "windows of different periods" 'window 2: period' \
+	"$(addw_frame "$OTHER" -1 0 2 "$W30$(win $((50 * MS)) $((10 * MS)) $((10 * MS)) $((40 * MS)))")"
+zrefuse "window past the frame" 'window 2: phase \+ deadline' \
+	"$(setw_frame "$MANAGED" 2 "$W30$(win $((100 * MS)) $((20 * MS)) $((30 * MS)) $((80 * MS)))")"
+refuse "overlapping --window" 1 'window 2.*overlaps' ctl task add "$OTHER" --period 100ms --window 0+30ms --window 20ms+20ms
+refuse "--window past the frame" 1 'phase \+ deadline' ctl task set "$MANAGED" --period 100ms --window 0+30ms --window 80ms+30ms
+refuse "--window slice > length" 1 'window 1: slice' ctl task add "$OTHER" --period 100ms --window 0+10ms/20ms --window 50ms+10ms
+refuse "9 --window options" 2 'more than 8' ctl task add "$OTHER" --period 100ms \
+	--window 0+1ms --window 10ms+1ms --window 20ms+1ms --window 30ms+1ms --window 40ms+1ms \
+	--window 50ms+1ms --window 60ms+1ms --window 70ms+1ms --window 80ms+1ms
+refuse "--window with --slice" 2 'cannot be combined' ctl task add "$OTHER" --period 100ms --slice 1ms --window 0+10ms
+refuse "--window without +" 2 'PHASE\+LENGTH' ctl task add "$OTHER" --period 100ms --window 10ms
+# windows that fit the frame but not the CPU: cpu 0 holds MANAGED at 60 %
+refuse "windows beside a 60% task" 1 'cpu 0' ctl task add "$OTHER" --period 10ms --cpu 0 --window 0+3ms --window 5ms+3ms
 
 # A frame beyond ZMQ_MAXMSGSIZE: libzmq drops the connection, vsched carries on.
 set +e

@@ -34,14 +34,17 @@ bad_conf 'algorithm = "fast";' 'algorithm'
 bad_conf 'epsilon = 0;' 'epsilon: must be in'
 bad_conf 'agent_endpoint = "udp://x";' 'agent_endpoint: .*tcp:// or ipc://'
 bad_conf 'heartbeat = "5s"; node_timeout = "2s";' 'node_timeout: must be longer than heartbeat'
-pass "configs/controller.conf parses, -n is normalised, 6 bad configurations refused with reasons"
+bad_conf 'coschedule = true; slot = "7ms";' 'slot: 7ms must divide frame 100ms'
+bad_conf 'pairing = "best";' 'pairing: must be one of'
+pass "configs/controller.conf parses, -n is normalised, 8 bad configurations refused with reasons"
 
 start_ctld
 zr() { "$VS_BIN/zraw" -t 1000 "$@" 2>&1 || true; }
 
 # Admin requests that are answered with a reason.
-for frame in 00 5801010000 41020100 41017700 4101050003616263 41010500016100000000ff \
-	410104000a6a6f62 41010600016a; do
+# (admin protocol version 2; 41 09 = a version that does not exist)
+for frame in 00 5802010000 41090100 41027700 4102050003616263 41020500016100000000ff \
+	410204000a6a6f62 41020600016a; do
 	out=$(zr "$ADMIN_EP" "$frame")
 	[ "$out" = "bad reply: bad magic 0x41 (expected 0x56)" ] ||
 		ctld_fail "admin frame $frame: no reply from the controller ($out)"
@@ -49,11 +52,11 @@ done
 pass "8 malformed admin requests answered (bad magic, version, type, length, name)"
 # Dropped without an answer, never a crash: empty, multi-part, oversized.
 zr "$ADMIN_EP" "" >/dev/null
-zr "$ADMIN_EP" 4101010000 4101010000 >/dev/null
+zr "$ADMIN_EP" 4102010000 4102010000 >/dev/null
 zr "$ADMIN_EP" "00*4096" >/dev/null
 kill -0 "$CTLD_PID" 2>/dev/null || ctld_fail "controller died on admin garbage"
 grep -q 'admin: bad request refused: bad magic' "$TMP/ctld.log" &&
-	grep -q 'admin: bad request refused: admin protocol version 2 not supported' "$TMP/ctld.log" ||
+	grep -q 'admin: bad request refused: admin protocol version 9 not supported' "$TMP/ctld.log" ||
 	ctld_fail "refusals not logged"
 pass "empty, multi-part and oversized admin messages dropped; refusals logged with reasons"
 

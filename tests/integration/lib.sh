@@ -54,7 +54,11 @@ write_config() {
 }
 
 # start_vsched: starts the daemon on $TMP/vsched.conf (written if missing), waits for its API.
+# Takes the machine-wide real-time lock first (tests/helpers/rt_lock.sh): two schedulers on
+# the same CPUs would falsify each other's shares.
 start_vsched() {
+	declare -F rt_lock >/dev/null || source "$VS_SRC/tests/helpers/rt_lock.sh"
+	rt_lock 120
 	[ -f "$TMP/vsched.conf" ] || write_config
 	"$VS_BIN/vsched" -f -c "$TMP/vsched.conf" >>"$TMP/vsched.log" 2>&1 &
 	VSCHED_PID=$!

@@ -264,11 +264,127 @@ static void test_reply_roundtrip(void **state)
 	r.status = -ENOENT;
 	strcpy(r.reason, "unknown job 'x'");
 	n = padm_encode_reply(&r, buf, sizeof(buf));
-	assert_int_equal(n, PADM_HDR + 4 + 1 + 15 + 6);
+	/* + the empty plan: flags 0, no windows, no slot records */
+	assert_int_equal(n, PADM_HDR + 4 + 1 + 15 + 6 + PADM_PLAN_FIXED + 2);
 	assert_int_equal(padm_decode_reply(buf, (size_t)n, &out, why, sizeof(why)), 0);
 	assert_int_equal(out.status, -ENOENT);
 	assert_string_equal(out.reason, "unknown job 'x'");
 	padm_reply_release(&out);
+}
+
+/* The co-scheduling plan of a JOB_SHOW: 2 windows and 3 slot records. */
+static struct padm_slot slots[3];
+
+static void fill_plan(struct padm_reply *r)
+{
+	fill_reply(r);
+	r->njobs = 1;
+	memset(slots, 0, sizeof(slots));
+	r->plan.flags = PADM_PF_ON | PADM_PF_PLANNED | PADM_PF_COLOURABLE | PADM_PF_COMPLETE;
+	r->plan.frame_slots = 20;
+	r->plan.slots = 20;
+	r->plan.slot_ns = 5000000;
+	r->plan.need = 9;
+	r->plan.got = 9;
+	r->plan.nwin = 2;
+	r->plan.win[0] = (struct padm_window){100000000, 10000000, 10000000, 0};
+	r->plan.win[1] = (struct padm_window){100000000, 35000000, 35000000, 65000000};
+	for (int i = 0; i < 3; i++) {
+		slots[i].slot = (uint16_t)(i == 2 ? 19 : 0);
+		strcpy(slots[i].node, "n1");
+		strcpy(slots[i].job, i == 1 ? "beta" : "alpha");
+	}
+	r->nslots = 3;
+	r->slots = slots;
+}
+
+static void test_plan_roundtrip(void **state)
+{
+	struct padm_reply r, out;
+	char why[256] = "";
+	int n;
+	(void)state;
+
+	fill_plan(&r);
+	n = padm_encode_reply(&r, buf, sizeof(buf));
+	assert_int_equal(n, padm_reply_size(&r));
+	assert_int_equal(padm_decode_reply(buf, (size_t)n, &out, why, sizeof(why)), 0);
+	assert_int_equal(out.plan.flags, r.plan.flags);
+	assert_int_equal(out.plan.frame_slots, 20);
+	assert_int_equal(out.plan.slot_ns, 5000000);
+	assert_int_equal(out.plan.need, 9);
+	assert_int_equal(out.plan.nwin, 2);
+	assert_memory_equal(out.plan.win, r.plan.win, 2 * sizeof(r.plan.win[0]));
+	assert_int_equal(out.nslots, 3);
+	assert_int_equal(out.slots[2].slot, 19);
+	assert_string_equal(out.slots[1].job, "beta");
+	assert_string_equal(out.slots[1].node, "n1");
+	padm_reply_release(&out);
+	assert_null(out.slots);
+	assert_int_equal(out.plan.nwin, 0);
+	/* every truncation refused */
+	for (int k = 0; k < n; k++)
+		assert_int_equal(padm_decode_reply(buf, (size_t)k, &out, why, sizeof(why)),
+		                 -EBADMSG);
+}
+
+static void test_plan_refusals(void **state)
+{
+	struct padm_reply r, out;
+	char why[256] = "";
+	int n;
+	(void)state;
+
+	/* overlapping windows, a window past its period, unknown flags, a slot out of the
+	 * sub-frame, a bad name, slots that do not divide the frame, records without the
+	 * mode: refused by the encoder */
+	fill_plan(&r);
+	r.plan.win[1].phase = 5000000;
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+	fill_plan(&r);
+	r.plan.win[1].phase = 70000000;
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+	fill_plan(&r);
+	r.plan.flags |= 0x80;
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+	fill_plan(&r);
+	slots[2].slot = 20;
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+	fill_plan(&r);
+	strcpy(slots[0].job, "a b");
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+	fill_plan(&r);
+	r.plan.slots = 7;
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+	fill_plan(&r);
+	r.plan.flags = 0;
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+	fill_plan(&r);
+	r.plan.nwin = 9;
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+
+	/* decoder: the same, patched into a valid frame (window 2's phase, last 8 bytes of
+	 * the windows, before the slot count and the 3 slot records) */
+	fill_plan(&r);
+	n = padm_encode_reply(&r, buf, sizeof(buf));
+	assert_true(n > 0);
+	{
+		size_t recs = 3 * (2 + 2) + strlen("n1") * 3 + strlen("alpha") * 2 + strlen("beta");
+		size_t phase_off = (size_t)n - recs - 2 - 8;
+		uint64_t ph = 0;
+		for (int b = 0; b < 8; b++)
+			ph |= (uint64_t)buf[phase_off + b] << (8 * b);
+		assert_int_equal(ph, 65000000);
+		buf[phase_off + 3] = 0; /* phase 65 ms -> 0xe0 00 00 00: overlaps window 1 */
+		buf[phase_off + 2] = 0;
+		assert_int_equal(padm_decode_reply(buf, (size_t)n, &out, why, sizeof(why)),
+		                 -EBADMSG);
+		assert_non_null(strstr(why, "plan"));
+	}
+	n = padm_encode_reply(&r, buf, sizeof(buf));
+	buf[n - 1 - 5 - 1 - 2 - 1] = 25; /* last record's slot, high byte: 19 -> 6419 */
+	assert_int_equal(padm_decode_reply(buf, (size_t)n, &out, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "slot record 2"));
 }
 
 static void test_reply_refusals(void **state)
@@ -367,6 +483,7 @@ int main(void)
 	    cmocka_unit_test(test_requests_roundtrip), cmocka_unit_test(test_request_refusals),
 	    cmocka_unit_test(test_reply_roundtrip),    cmocka_unit_test(test_reply_refusals),
 	    cmocka_unit_test(test_reply_fuzz),         cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_plan_roundtrip),     cmocka_unit_test(test_plan_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

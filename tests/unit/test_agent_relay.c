@@ -248,6 +248,9 @@ struct fake {
 	uint8_t type[16];
 	int32_t pid[16];
 	struct vsp_resv resv[16];
+	uint8_t nwin[16];
+	struct vsp_resv win[16][VSP_MAX_WINDOWS];
+	uint64_t epoch[16];
 	volatile int stop;
 };
 
@@ -276,6 +279,9 @@ static void *fake_vsched(void *arg)
 				f->type[f->n] = req.type;
 				f->pid[f->n] = req.pid;
 				f->resv[f->n] = req.resv;
+				f->nwin[f->n] = req.nwin;
+				memcpy(f->win[f->n], req.win, sizeof(req.win));
+				f->epoch[f->n] = req.epoch_realtime_ns;
 				f->n++;
 			}
 			if (req.pid == f->refuse && req.type == VSP_ADD) {
@@ -385,6 +391,90 @@ static void test_constraint_all_or_nothing(void **state)
 	registry_drop_proc(&a, p2);
 }
 
+/* A co-scheduling CONSTRAINT: two windows, applied to every process as one ADD/SET each. */
+static void test_constraint_windows(void **state)
+{
+	struct fake f = {.ep = "inproc://fake-vsched-win"};
+	struct pctl_constraint c;
+	pthread_t th;
+	char why[256];
+	int p1, p2;
+	const uint64_t ms = 1000000;
+
+	(void)state;
+	f.ctx = zmq_ctx_new();
+	assert_int_equal(pthread_create(&th, NULL, fake_vsched, &f), 0);
+	usleep(50000);
+	assert_int_equal(vsc_open(&a.vs, f.ctx, f.ep, 2 * NSEC_PER_SEC), 0);
+	p1 = registry_add_proc(&a, "jobW", 0, 900011, 1, why, sizeof(why));
+	p2 = registry_add_proc(&a, "jobW", 1, 900012, 1, why, sizeof(why));
+	assert_true(p1 >= 0 && p2 >= 0);
+	memset(&c, 0, sizeof(c));
+	c.gen = 3;
+	c.nwin = 2;
+	c.win[0] = (struct vsp_resv){100 * ms, 30 * ms, 30 * ms, 0};
+	c.win[1] = (struct vsp_resv){100 * ms, 20 * ms, 20 * ms, 50 * ms};
+	snprintf(c.job, sizeof(c.job), "jobW");
+	/* refused for the second process: the first is taken out again, nothing stays */
+	f.refuse = 900012;
+	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), -ENOSPC);
+	assert_int_equal(f.n, 4); /* LIST, ADD, ADD (refused), DEL */
+	assert_int_equal(f.type[1], VSP_ADD);
+	assert_int_equal(f.nwin[1], 2);
+	assert_int_equal(f.type[3], VSP_DEL);
+	assert_false(a.procs[p1].managed);
+	/* accepted: both get both windows */
+	f.refuse = 0;
+	f.n = 0;
+	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), 0);
+	assert_int_equal(f.n, 3);
+	for (int k = 1; k < 3; k++) {
+		assert_int_equal(f.type[k], VSP_ADD);
+		assert_int_equal(f.nwin[k], 2);
+		assert_memory_equal(f.win[k], c.win, 2 * sizeof(c.win[0]));
+	}
+	assert_int_equal(a.procs[p1].resv.n, 2);
+	assert_int_equal(a.jobs[a.procs[p1].job].resv.n, 2);
+	/* the same generation with one window less: a different reservation, refused */
+	f.n = 0;
+	c.nwin = 1;
+	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), -ESTALE);
+	assert_int_equal(f.n, 0);
+	/* next generation, three windows: SET for both */
+	c.gen = 4;
+	c.nwin = 3;
+	c.win[2] = (struct vsp_resv){100 * ms, 10 * ms, 10 * ms, 80 * ms};
+	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), 0);
+	assert_int_equal(f.n, 2);
+	assert_int_equal(f.type[0], VSP_SET);
+	assert_int_equal(f.nwin[0], 3);
+	assert_int_equal(f.nwin[1], 3);
+	/* EPOCH: given to vsched at once, then not again before the re-assertion time */
+	f.n = 0;
+	a.epoch_ns = 0;
+	cons_set_epoch(&a, 1700000000000000000ULL);
+	assert_int_equal(f.n, 1);
+	assert_int_equal(f.type[0], VSP_EPOCH);
+	assert_true(f.epoch[0] == 1700000000000000000ULL);
+	assert_false(a.epoch_pending);
+	cons_epoch_tick(&a, mono_now());
+	assert_int_equal(f.n, 1);
+	/* due again after AGENT_EPOCH_REASSERT, or when vsched answers after not answering */
+	cons_epoch_tick(&a, mono_now() + AGENT_EPOCH_REASSERT + 1);
+	assert_int_equal(f.n, 2);
+	a.vs.fresh = true;
+	cons_epoch_tick(&a, mono_now());
+	assert_int_equal(f.n, 3);
+	assert_int_equal(f.type[2], VSP_EPOCH);
+	a.epoch_ns = 0;
+	f.stop = 1;
+	pthread_join(th, NULL);
+	vsc_close(&a.vs);
+	zmq_ctx_term(f.ctx);
+	registry_drop_proc(&a, p1);
+	registry_drop_proc(&a, p2);
+}
+
 /* Reports every 100 ms: stale after 4 x 100 ms of silence. */
 #define STALE_NS (AGENT_STALE_INTERVALS * 100 * NSEC_PER_MSEC)
 
@@ -470,6 +560,7 @@ int main(void)
 	    cmocka_unit_test(test_refusals_counted),
 	    cmocka_unit_test(test_constraint_unknown_job_and_stale),
 	    cmocka_unit_test(test_constraint_all_or_nothing),
+	    cmocka_unit_test(test_constraint_windows),
 	    cmocka_unit_test(test_reap_exited_and_stale),
 	};
 	alarm(30);

@@ -212,9 +212,80 @@ static void test_next_event_day_periods(void **state)
 	assert_int_equal(edf_next_event(&j, 1, now, edf_select(&j, 1, now)), 11 * DAY);
 }
 
+/* The windows of one task as one EDF entry: the open one, or the next event of any. */
+static void test_task_entry_windows(void **state)
+{
+	/* frame 100 ms at epoch 1000 ms: windows 0+30ms and 50+20ms */
+	struct vsp_resv w0 = {100 * MS, 30 * MS, 30 * MS, 0},
+	                w1 = {100 * MS, 20 * MS, 20 * MS, 50 * MS};
+	struct edf_job w[2], e;
+	mono_ns epoch = 1000 * MS;
+	(void)state;
+
+	/* inside window 1 */
+	edf_window(&w0, epoch, 1010 * MS, &w[0]);
+	edf_window(&w1, epoch, 1010 * MS, &w[1]);
+	assert_int_equal(w[1].release, 1050 * MS); /* window 2 not yet released */
+	assert_int_equal(edf_task_entry(w, 2, 1010 * MS, &e), 0);
+	assert_int_equal(e.deadline, 1030 * MS);
+	assert_int_equal(e.remaining, 30 * MS);
+	assert_int_equal(e.next_release, 1030 * MS); /* earliest event of any window */
+	/* between the windows: nothing eligible, next event = window 2's release */
+	assert_int_equal(edf_task_entry(w, 2, 1040 * MS, &e), -1);
+	assert_int_equal(e.remaining, 0);
+	assert_int_equal(edf_next_event(&e, 1, 1040 * MS, -1), 1050 * MS);
+	assert_int_equal(edf_select(&e, 1, 1040 * MS), -1);
+	/* inside window 2 */
+	edf_window(&w1, epoch, 1060 * MS, &w[1]);
+	assert_int_equal(edf_task_entry(w, 2, 1060 * MS, &e), 1);
+	assert_int_equal(e.deadline, 1070 * MS);
+	assert_int_equal(edf_select(&e, 1, 1060 * MS), 0);
+	/* window 2's budget used up: not eligible; next event its deadline */
+	w[1].remaining = 0;
+	assert_int_equal(edf_task_entry(w, 2, 1060 * MS, &e), -1);
+	assert_int_equal(edf_next_event(&e, 1, 1060 * MS, -1), 1070 * MS);
+	/* after window 2: the next event is window 1's release in the next frame */
+	edf_window(&w0, epoch, 1080 * MS, &w[0]);
+	edf_window(&w1, epoch, 1080 * MS, &w[1]);
+	assert_int_equal(edf_task_entry(w, 2, 1080 * MS, &e), -1);
+	assert_int_equal(edf_next_event(&e, 1, 1080 * MS, -1), 1100 * MS);
+}
+
+/*
+ * Two tasks on one CPU with complementary windows (A: 0+30, 50+20; B: 30+20, 70+25): at
+ * every instant EDF over the task entries picks the one whose window is open.
+ */
+static void test_task_entry_alternate(void **state)
+{
+	struct vsp_resv a[2] = {{100 * MS, 30 * MS, 30 * MS, 0},
+	                        {100 * MS, 20 * MS, 20 * MS, 50 * MS}};
+	struct vsp_resv b[2] = {{100 * MS, 20 * MS, 20 * MS, 30 * MS},
+	                        {100 * MS, 25 * MS, 25 * MS, 70 * MS}};
+	mono_ns epoch = 5000 * MS;
+	(void)state;
+
+	for (uint64_t t = 0; t < 100; t++) {
+		mono_ns now = epoch + 200 * MS + t * MS;
+		struct edf_job wa[2], wb[2], e[2];
+		int sel, want;
+
+		for (int i = 0; i < 2; i++) {
+			edf_window(&a[i], epoch, now, &wa[i]);
+			edf_window(&b[i], epoch, now, &wb[i]);
+		}
+		edf_task_entry(wa, 2, now, &e[0]);
+		edf_task_entry(wb, 2, now, &e[1]);
+		sel = edf_select(e, 2, now);
+		want = t < 30 ? 0 : t < 50 ? 1 : t < 70 ? 0 : t < 95 ? 1 : -1;
+		assert_int_equal(sel, want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_task_entry_windows),
+	    cmocka_unit_test(test_task_entry_alternate),
 	    cmocka_unit_test(test_window_basic),
 	    cmocka_unit_test(test_window_phase_and_deadline),
 	    cmocka_unit_test(test_window_not_yet_released),

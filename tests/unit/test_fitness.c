@@ -254,6 +254,17 @@ static void test_bad_problems(void **state)
 	assert_int_equal(fit_schedule(&pb, scratch, sizeof(scratch), table, NULL), 0);
 	assert_int_equal(table[0] + table[1] + table[2] + table[3], 2);
 
+	/* the same job twice on one node (2 + 2 processes on 2 CPUs by the back door) */
+	const struct fit_place dup[] = {{0, 0, 2}, {0, 0, 2}};
+	const uint32_t offdup[] = {0, 2};
+	struct fit_problem pbdup = pb;
+	pbdup.place = dup;
+	pbdup.nplace = 2;
+	pbdup.node_off = offdup;
+	assert_int_equal(fit_schedule(&pbdup, scratch, sizeof(scratch), table, NULL), -EINVAL);
+	/* no processor left: a finite distance (to zero bandwidth), not a division by zero */
+	assert_true(isfinite(fit_distance(&jobs[0], 10, 0, 0)));
+
 	/* over-subscribed: two 2-process jobs at U = 0.75 on 2 CPUs, 4 slots: 3 + 3 > 4 */
 	const struct fit_job j2[] = {{.mem_bw = 1, .util = 0.75}, {.mem_bw = 1, .util = 0.75}};
 	const struct fit_place p2[] = {{0, 0, 2}, {1, 0, 2}};

@@ -132,9 +132,26 @@ static void test_batch_refusal_leaves_load(void **state)
 	assert_memory_equal(load, before, sizeof(before));
 }
 
+/* Among the CPUs that admitted a windowed task: worst-fit lowest key, first-fit lowest. */
+static void test_pick_ok(void **state)
+{
+	bool ok[4] = {false, true, true, true};
+	double key[4] = {0.0, 0.7, 0.2, 0.2};
+	(void)state;
+
+	assert_int_equal(placement_pick_ok(ok, key, 4, PLACE_WORST_FIT), 2); /* tie: lowest */
+	assert_int_equal(placement_pick_ok(ok, key, 4, PLACE_FIRST_FIT), 1);
+	ok[1] = ok[2] = ok[3] = false;
+	assert_int_equal(placement_pick_ok(ok, key, 4, PLACE_WORST_FIT), -1);
+	assert_int_equal(placement_pick_ok(ok, key, 4, PLACE_FIRST_FIT), -1);
+	ok[0] = true;
+	assert_int_equal(placement_pick_ok(ok, key, 4, 7), -1); /* unknown rule */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_pick_ok),
 	    cmocka_unit_test(test_worst_fit_spreads),
 	    cmocka_unit_test(test_first_fit_packs),
 	    cmocka_unit_test(test_pick_refusal),

@@ -47,7 +47,7 @@ static struct vsp_request sample_request(uint8_t type)
 }
 
 static const uint8_t req_types[] = {VSP_ADD, VSP_SET, VSP_DEL, VSP_LIST, VSP_EPOCH};
-static const int req_lens[] = {48, 40, 8, 4, 12};
+static const int req_lens[] = {48, 44, 8, 4, 12};
 #define NREQ 5
 
 static int encode(const struct vsp_request *q, uint8_t *buf)
@@ -99,16 +99,16 @@ static void test_request_bytes(void **state)
 {
 	struct vsp_request q = sample_request(VSP_ADD);
 	uint8_t buf[VSP_MAX_FRAME];
-	const uint8_t head[] = {'V',  VSP_VERSION, VSP_ADD, 0, 0x92, 0x10, 0, 0,  /* pid 4242 */
-	                        1,    0,           0,       0,                    /* cpu 1 */
-	                        1,    0,           0,       0,                    /* park, pad */
+	const uint8_t head[] = {'V',  VSP_VERSION, VSP_ADD, 0, 0x92, 0x10, 0, 0, /* pid 4242 */
+	                        1,    0,           0,       0,                   /* cpu 1 */
+	                        1,    1,           0,       0, /* park, nwin, pad */
 	                        0x80, 0x96,        0x98,    0, 0,    0,    0, 0}; /* period 10 ms */
 	(void)state;
 	assert_int_equal(encode(&q, buf), 48);
 	assert_memory_equal(buf, head, sizeof(head));
 	q = sample_request(VSP_EPOCH);
 	assert_int_equal(encode(&q, buf), 12);
-	const uint8_t ep[] = {'V', 1, VSP_EPOCH, 0, 8, 7, 6, 5, 4, 3, 2, 1};
+	const uint8_t ep[] = {'V', VSP_VERSION, VSP_EPOCH, 0, 8, 7, 6, 5, 4, 3, 2, 1};
 	assert_memory_equal(buf, ep, sizeof(ep));
 }
 
@@ -244,8 +244,22 @@ static void test_request_bad_ranges(void **state)
 	char why[128];
 	q = sample_request(VSP_ADD);
 	int len = encode(&q, buf);
-	buf[4 + 9] = 1;
+	buf[4 + 10] = 1;
 	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "padding"));
+	buf[4 + 10] = 0;
+	/* nwin 0 and 9 are refused before the length is even considered */
+	buf[4 + 9] = 0;
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "windows"));
+	buf[4 + 9] = 9;
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "windows"));
+	/* nwin 2 with the length of one window */
+	buf[4 + 9] = 2;
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "must be 80"));
+	buf[4 + 9] = 1;
 	/* cpu -1 (placement rule) and deadline 0 (= period) are fine */
 	q.cpu = -1;
 	q.resv.deadline = 0;
@@ -370,7 +384,7 @@ static void test_reply_bad_fields(void **state)
 	buf[2] = VSP_LIST; /* not a reply */
 	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
 	len = reply_frame(buf, sizeof(buf));
-	buf[1] = 2;
+	buf[1] = VSP_VERSION + 1;
 	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &back, why, sizeof(why)), -EPROTO);
 	len = reply_frame(buf, sizeof(buf));
 	buf[0] = 'v';
@@ -477,10 +491,154 @@ static void test_names(void **state)
 	assert_string_equal(vsp_park_name(9), "unknown");
 }
 
+/* Three windows of a 100 ms frame: 0+30ms, 50+20ms (slice 10ms), 70+25ms. */
+static struct vsp_request windows_request(uint8_t type)
+{
+	struct vsp_request q = sample_request(type);
+
+	q.nwin = 3;
+	q.win[0] = (struct vsp_resv){100 * MS, 30 * MS, 30 * MS, 0};
+	q.win[1] = (struct vsp_resv){100 * MS, 10 * MS, 20 * MS, 50 * MS};
+	q.win[2] = (struct vsp_resv){100 * MS, 25 * MS, 25 * MS, 70 * MS};
+	return q;
+}
+
+static void test_windows_round_trip(void **state)
+{
+	const uint8_t types[] = {VSP_ADD, VSP_SET};
+	(void)state;
+
+	for (int t = 0; t < 2; t++) {
+		struct vsp_request q = windows_request(types[t]), back;
+		uint8_t buf[VSP_MAX_FRAME];
+		char why[128] = "";
+		int len = encode(&q, buf);
+
+		assert_int_equal(len, 4 + (t == 0 ? 12 : 8) + 3 * 32);
+		memset(&back, 0xaa, sizeof(back));
+		assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), 0);
+		assert_int_equal(back.nwin, 3);
+		assert_int_equal(back.pid, q.pid);
+		assert_memory_equal(back.win, q.win, 3 * sizeof(q.win[0]));
+		assert_memory_equal(&back.resv, &q.win[0], sizeof(q.win[0]));
+		/* every truncation and one byte more refused */
+		for (int l = 0; l < len; l++)
+			assert_int_equal(
+			    vsp_decode_request(buf, (size_t)l, &back, why, sizeof(why)), -EBADMSG);
+		buf[len] = 0;
+		assert_int_equal(vsp_decode_request(buf, (size_t)len + 1, &back, why, sizeof(why)),
+		                 -EBADMSG);
+	}
+	/* eight windows fit in a frame; nine cannot be encoded */
+	struct vsp_request q = sample_request(VSP_ADD), back;
+	uint8_t buf[VSP_MAX_FRAME];
+	char why[128] = "";
+	q.nwin = VSP_MAX_WINDOWS;
+	for (int i = 0; i < VSP_MAX_WINDOWS; i++)
+		q.win[i] = (struct vsp_resv){80 * MS, 5 * MS, 10 * MS, (uint64_t)i * 10 * MS};
+	int len = encode(&q, buf);
+	assert_int_equal(len, 4 + 12 + 8 * 32);
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), 0);
+	assert_int_equal(back.nwin, 8);
+	q.nwin = VSP_MAX_WINDOWS + 1;
+	assert_int_equal(vsp_encode_request(&q, buf, sizeof(buf)), -EINVAL);
+	/* nwin 0 means the one reservation in resv: the version-1 meaning */
+	q = sample_request(VSP_SET);
+	q.nwin = 0;
+	len = encode(&q, buf);
+	assert_int_equal(len, 44);
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), 0);
+	assert_int_equal(back.nwin, 1);
+	assert_memory_equal(&back.win[0], &q.resv, sizeof(q.resv));
+}
+
+static void test_windows_bad(void **state)
+{
+	struct vsp_request q;
+	(void)state;
+
+	q = windows_request(VSP_ADD);
+	q.win[1].phase = 20 * MS; /* overlaps window 1 (0 + 30 ms) */
+	refused(&q, -EINVAL, "window 2");
+	q = windows_request(VSP_SET);
+	q.win[2].period = 50 * MS;
+	q.win[2].phase = 10 * MS;
+	refused(&q, -EINVAL, "period");
+	q = windows_request(VSP_ADD);
+	q.win[2].phase = 80 * MS; /* 80 + 25 > 100 */
+	refused(&q, -EINVAL, "window 3: phase + deadline");
+	q = windows_request(VSP_ADD);
+	q.win[1].slice = 21 * MS; /* > its deadline 20 ms */
+	refused(&q, -EINVAL, "window 2: slice 21ms > deadline 20ms");
+	q = windows_request(VSP_SET);
+	q.win[0] = q.win[2]; /* out of order */
+	q.win[2] = (struct vsp_resv){100 * MS, 30 * MS, 30 * MS, 0};
+	refused(&q, -EINVAL, "overlaps");
+	/* deadline 0 (= period) is a full-frame window: cannot share the frame */
+	q = windows_request(VSP_ADD);
+	q.win[0].deadline = 0;
+	refused(&q, -EINVAL, "window");
+}
+
+static void test_reply_windows(void **state)
+{
+	struct vsp_task_stat t[2];
+	struct vsp_reply rep = {.status = 0, .ntasks = 2, .tasks = t}, back;
+	uint8_t buf[2048];
+	char why[128];
+	(void)state;
+
+	memset(t, 0, sizeof(t));
+	for (int i = 0; i < 2; i++) {
+		t[i].pid = 10 + i;
+		t[i].cpu = 1;
+		t[i].park = VSP_PARK_STOP;
+		t[i].nthreads = 1;
+	}
+	t[0].nwin = 3;
+	t[0].win[0] = t[0].resv = (struct vsp_resv){100 * MS, 30 * MS, 30 * MS, 0};
+	t[0].win[1] = (struct vsp_resv){100 * MS, 20 * MS, 20 * MS, 50 * MS};
+	t[0].win[2] = (struct vsp_resv){100 * MS, 25 * MS, 25 * MS, 70 * MS};
+	t[1].resv = (struct vsp_resv){10 * MS, 1 * MS, 10 * MS, 0}; /* nwin 0: one window */
+	strcpy(rep.msg, "2 tasks");
+	size_t want = 4 + 10 + 7 + 2 * VSP_STAT_WIRE + 2 * 32;
+	assert_int_equal(vsp_reply_size(&rep), want);
+	int len = vsp_encode_reply(&rep, buf, sizeof(buf));
+	assert_int_equal(len, (int)want);
+	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &back, why, sizeof(why)), 0);
+	assert_int_equal(back.ntasks, 2);
+	assert_int_equal(back.tasks[0].nwin, 3);
+	assert_memory_equal(back.tasks[0].win, t[0].win, 3 * sizeof(t[0].win[0]));
+	assert_memory_equal(&back.tasks[0].resv, &t[0].resv, sizeof(t[0].resv));
+	assert_int_equal(back.tasks[1].nwin, 1);
+	assert_memory_equal(&back.tasks[1].win[0], &t[1].resv, sizeof(t[1].resv));
+	assert_int_equal(back.tasks[1].pid, 11);
+	free(back.tasks);
+	for (int l = 0; l < len; l++) {
+		back.tasks = (void *)0x1;
+		assert_int_equal(vsp_decode_reply(buf, (size_t)l, &back, why, sizeof(why)),
+		                 -EBADMSG);
+		assert_ptr_equal(back.tasks, (void *)0x1);
+	}
+	/* a record's nwin out of range, or not matching the length */
+	size_t at = 4 + 10 + 7 + VSP_STAT_WIRE - 1;
+	assert_int_equal(buf[at], 3);
+	buf[at] = 0;
+	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "windows"));
+	buf[at] = 9;
+	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
+	buf[at] = 2; /* the next record then starts 32 bytes early: refused either way */
+	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_request_round_trip),
+	    cmocka_unit_test(test_windows_round_trip),
+	    cmocka_unit_test(test_windows_bad),
+	    cmocka_unit_test(test_reply_windows),
 	    cmocka_unit_test(test_request_park_default),
 	    cmocka_unit_test(test_request_bytes),
 	    cmocka_unit_test(test_request_every_truncation_refused),

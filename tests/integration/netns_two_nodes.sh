@@ -1,0 +1,157 @@
+# netns_two_nodes: multi-node end to end on one machine. Two nodes, each a network namespace
+# with its own vsched (node1: the first CPU, node2: the second) and its own agent; the
+# controller in a third namespace; the nodes reach it over veth pairs joined by a bridge in a
+# fourth (tests/helpers/netns_lib.sh, docs/multinode.md). Two bsp jobs, each with one rank
+# on each node (the ranks talk TCP over the veth network), at targets of 30 % and 40 %:
+#  - the controller sees each job as 2 ranks on 2 nodes;
+#  - both jobs reach target ± 5 points (3 readings in a row) within 60 s;
+#  - on both nodes, every rank's reservation keeps U = target (± 1) on the node's own CPU,
+#    and its measured CPU share is within 6 points of its target;
+#  - the agents see the ranks' traffic (per-rank and per-node network figures > 0);
+#  - no sanitizer report and a clean exit from every daemon; namespaces removed.
+# Full speed (R_max) is given: the slowest rank's rate in a 3 s run across both nodes before
+# anything is managed, each rank pinned to its node's CPU at SCHED_FIFO 1 (so the figure is
+# the speed a rank has in its real-time slices, whatever else loads this shared machine).
+# Skips (77) when namespaces cannot be made here.
+source "$(dirname "$0")/lib.sh"
+source "$VS_SRC/tests/helpers/rt_lock.sh"
+source "$VS_SRC/tests/helpers/netns_lib.sh"
+
+need_root
+command -v ip >/dev/null 2>&1 || skip "the 'ip' command (iproute2) is missing"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (one per node)"
+command -v jq >/dev/null 2>&1 || skip "needs jq"
+
+# Namespaces named after this test's pid, so a user's cluster (vs-*) and other runs are never
+# touched; state (logs, sockets) under $TMP.
+NETNS_PREFIX="vs-t$$-"
+NETNS_STATE="$TMP/netns"
+mkdir -p "$NETNS_STATE"
+netns_check 2>"$TMP/check.err" || skip "$(cat "$TMP/check.err")"
+netns_probe 2>"$TMP/check.err" || skip "network namespaces unusable here: $(cat "$TMP/check.err")"
+
+# Namespaces of an earlier run of this test that was killed (its pid is gone): delete them.
+for ns in $(ip netns list | awk '{ print $1 }' | sed -n 's/^\(vs-t[0-9]*-\).*/&/p'); do
+	owner=${ns#vs-t}
+	owner=${owner%%-*}
+	[ "$owner" != $$ ] && ! kill -0 "$owner" 2>/dev/null || continue
+	if [ -z "$(ip netns pids "$ns" 2>/dev/null)" ]; then
+		ip netns del "$ns" 2>/dev/null && echo "deleted $ns, left over from a killed run"
+	else
+		echo "warning: $ns (left over from a killed run) still holds processes: $(ip netns pids "$ns" | tr '\n' ' ')"
+	fi
+done
+
+DAEMONS_OK=
+netns_cleanup() {
+	local rc=$?
+	if [ $rc -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
+		for f in "$NETNS_STATE"/ctl/controller.log "$NETNS_STATE"/node*/agent.log "$NETNS_STATE"/node*/vsched.log; do
+			[ -f "$f" ] || continue
+			echo "--- ${f#"$NETNS_STATE"/} (tail)" >&2
+			tail -8 "$f" >&2
+		done
+	fi
+	netns_down
+	cleanup
+}
+trap netns_cleanup EXIT
+nfail() { fail "$*"; }
+npass() { pass "$* [$((SECONDS - T_START)) s]"; }
+
+BSP_ARGS=(--compute 20ms --msg 16KiB)
+TOL=5
+
+rt_lock 90
+T_START=$SECONDS
+T0=$(date +%s)
+netns_up 2 || nfail "netns_up 2 failed"
+npass "2 namespace-nodes up in $(($(date +%s) - T0)) s: node1 CPU $(netns_get node1_cpus), node2 CPU $(netns_get node2_cpus), controller at $(netns_agents_ep)"
+[ "$(netns_get node1_cpus)" != "$(netns_get node2_cpus)" ] || nfail "the nodes share CPUs"
+
+RMAX=$(NETNS_RT=1 netns_measure_rmax full 1 "${BSP_ARGS[@]}") || nfail "could not measure the jobs' full speed"
+echo "R_max = $RMAX iterations/s (slowest rank, one rank per node at SCHED_FIFO on its node's CPU, over the veth network)"
+
+netns_run_job jobA 1 "${BSP_ARGS[@]}" --duration 100s || nfail "jobA did not start"
+netns_run_job jobB 1 "${BSP_ARGS[@]}" --duration 100s || nfail "jobB did not start"
+for job in jobA jobB; do
+	netns_wait_until 15 netns_job_is "$job" ranks 2 || nfail "$job's 2 ranks not seen by the controller"
+	netns_wait_until 5 netns_job_is "$job" nodes 2 || nfail "$job not seen on 2 nodes"
+	netns_actl job set "$job" --rmax "$RMAX" >/dev/null || nfail "job set $job --rmax refused"
+	nodes=$(netns_actl job show "$job" --json | jq -r '[.rank_list[] | "\(.rank)@\(.node)"] | sort | join(" ")')
+	[ "$nodes" = "0@node1 1@node2" ] || nfail "$job: ranks on '$nodes', expected rank 0 on node1, rank 1 on node2"
+done
+npass "jobs seen by the controller: 2 ranks each, rank 0 on node1, rank 1 on node2"
+
+netns_actl rate jobA 30 >/dev/null || nfail "rate jobA 30 refused"
+netns_actl rate jobB 40 >/dev/null || nfail "rate jobB 40 refused"
+
+# Both jobs until each has had 3 readings in a row within TOL of its target (<= 60 s).
+declare -A TARGET=([jobA]=30 [jobB]=40) OK=() DONE=()
+T0=$(date +%s%N)
+while [ $(($(date +%s%N) - T0)) -lt 60000000000 ]; do
+	sleep 0.5
+	for job in jobA jobB; do
+		[ -z "${DONE[$job]:-}" ] || continue
+		cur=$(netns_job_field "$job" current_pct)
+		tg=${TARGET[$job]}
+		if within "$cur" $((tg - TOL)) $((tg + TOL)); then OK[$job]=$((${OK[$job]:-0} + 1)); else OK[$job]=0; fi
+		if [ "${OK[$job]}" -ge 3 ]; then
+			DONE[$job]=1
+			echo "$job: $cur % for target $tg % after $(awk -v a="$T0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s, $(netns_job_field "$job" evaluations) evaluations, period $(($(netns_job_field "$job" period_ns) / 1000000)) ms"
+		fi
+	done
+	[ ${#DONE[@]} -lt 2 ] || break
+done
+for job in jobA jobB; do
+	[ -n "${DONE[$job]:-}" ] ||
+		nfail "$job did not reach ${TARGET[$job]} ± $TOL % in 60 s (now $(netns_job_field "$job" current_pct) %; $(netns_actl job show "$job"))"
+done
+npass "both jobs at their targets across two namespace-nodes"
+
+# Every rank: reserved U = target on its node's CPU, measured CPU share near it.
+for job in jobA jobB; do
+	tg=${TARGET[$job]}
+	while read -r rank node pid; do
+		i=${node#node}
+		rec=$(netns_vctl "$i" task list --json | jq -c ".[] | select(.pid == $pid)")
+		[ -n "$rec" ] || nfail "$job rank $rank (pid $pid) not under $node's vsched"
+		util=$(jq -r .util_pct <<<"$rec")
+		cpu=$(jq -r .cpu <<<"$rec")
+		[ "$cpu" = "$(netns_get "${node}_cpus")" ] || nfail "$job rank $rank on CPU $cpu, $node manages $(netns_get "${node}_cpus")"
+		within "$util" $((tg - 1)) $((tg + 1)) || nfail "$job rank $rank: U $util %, target $tg %"
+		sh=$(share "$pid" 2)
+		within "$sh" $((tg - 6)) $((tg + 6)) || nfail "$job rank $rank: CPU share $sh %, target $tg %"
+		echo "$job rank $rank ($node, CPU $cpu, pid $pid): U $util %, CPU share $sh %"
+	done < <(netns_job_pids "$job")
+done
+npass "every rank reserved at its job's target on its own node, CPU shares within 6 points"
+
+# Network figures: per rank (sock_diag in the node's namespace, or the bytes bsp reports)
+# and per node (/proc/net/dev of the namespace: its veth).
+for job in jobA jobB; do
+	netns_actl job show "$job" --json | jq -e '[.rank_list[] | select(.net_bps > 0)] | length == 2' >/dev/null ||
+		nfail "$job: no network traffic seen for some rank: $(netns_actl job show "$job" --json | jq -c '[.rank_list[] | {rank, node, net_bps}]')"
+done
+netns_actl node list --json | jq -e '[.[] | select(.net_used_bps > 0)] | length == 2' >/dev/null ||
+	nfail "a node shows no network traffic: $(netns_actl node list --json | jq -c '[.[] | {name, net_used_bps, net_source}]')"
+npass "ranks' and nodes' network traffic seen: $(netns_actl node list --json | jq -r '[.[] | "\(.name) \(.net_used_bps / 1000 | floor) kB/s"] | join(", ")')"
+
+# Stop the jobs, then the daemons: each must exit 0 with no sanitizer report in its log.
+netns_stop 'rank:*'
+for role in agent:node1 agent:node2 vsched:node1 vsched:node2 controller; do
+	read -r pid _ < <(awk -v r="$role" '$3 == r' "$NETNS_STATE/pids")
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" = 0 ] || nfail "$role exited $rc at SIGTERM"
+done
+if grep -El 'AddressSanitizer|LeakSanitizer|runtime error:' "$NETNS_STATE"/ctl/*.log \
+	"$NETNS_STATE"/node*/*.log "$NETNS_STATE"/jobs/*/rank-*.out; then
+	nfail "sanitizer report in a daemon's log or a rank's output"
+fi
+npass "every daemon stopped cleanly (exit 0, no sanitizer report in daemons or ranks)"
+netns_down || nfail "netns_down failed"
+left=$(ip netns list | awk '{ print $1 }' | grep -c "^$NETNS_PREFIX" || true)
+[ "$left" = 0 ] || nfail "$left namespace(s) left after netns_down"
+npass "namespaces and veth pairs removed"

@@ -1,0 +1,133 @@
+/*
+ * Unit tests of the controller's configuration (controller/config.c), the coschedule keys
+ * (docs/coschedule.md): defaults, a valid set loaded and printed back, every bad value
+ * refused with the key's name and a reason, and the shipped configs/controller.conf loads.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "controller.h"
+
+static char path[64];
+
+static int load(const char *text, struct ctld_config *c, char *why, size_t whylen)
+{
+	FILE *f;
+
+	strcpy(path, "/tmp/ctl_config_XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	ctld_config_defaults(c);
+	int rc = ctld_config_load(c, path, why, whylen);
+	unlink(path);
+	return rc;
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct ctld_config c;
+
+	ctld_config_defaults(&c);
+	assert_false(c.cs.on);
+	assert_int_equal(c.cs.frame, 100 * NSEC_PER_MSEC);
+	assert_int_equal(c.cs.slot, 5 * NSEC_PER_MSEC);
+	assert_int_equal(c.cs.pairing, FIT_PAIR_FITNESS);
+	assert_true(c.cs.align);
+	assert_int_equal(c.cs.mem_cap, 0);
+}
+
+static void test_valid(void **state)
+{
+	(void)state;
+	struct ctld_config c;
+	char why[256] = "", out[4096];
+	FILE *f = fmemopen(out, sizeof(out), "w");
+
+	assert_int_equal(
+	    load("coschedule = true; frame = \"200ms\"; slot = \"10ms\";\n"
+	         "bw_window = \"1s\"; node_mem_capacity = 12e9;\n"
+	         "node_net_capacity = 1250000000; pairing = \"worst\"; align = false;\n",
+	         &c, why, sizeof(why)),
+	    0);
+	assert_true(c.cs.on);
+	assert_int_equal(c.cs.frame, 200 * NSEC_PER_MSEC);
+	assert_int_equal(c.cs.slot, 10 * NSEC_PER_MSEC);
+	assert_int_equal(c.cs.bw_window, NSEC_PER_SEC);
+	assert_int_equal(c.cs.mem_cap, 12000000000ull);
+	assert_int_equal(c.cs.net_cap, 1250000000ull);
+	assert_int_equal(c.cs.pairing, FIT_PAIR_WORST);
+	assert_false(c.cs.align);
+	ctld_config_print(&c, f);
+	fclose(f);
+	assert_non_null(strstr(out, "coschedule = true;"));
+	assert_non_null(strstr(out, "pairing = \"worst\";"));
+	assert_non_null(strstr(out, "node_mem_capacity = 12000000000;"));
+	assert_non_null(strstr(out, "align = false;"));
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *key;
+	} bad[] = {
+	    {"coschedule = 1;", "coschedule"},
+	    {"align = \"yes\";", "align"},
+	    {"slot = \"7ms\";", "slot"},                  /* does not divide 100 ms */
+	    {"slot = \"200ms\";", "slot"},                /* longer than the frame */
+	    {"frame = \"10s\"; slot = \"1ms\";", "slot"}, /* 10,000 slots */
+	    {"slot = \"10us\";", "slot"},                 /* below 100 us */
+	    {"frame = \"0ms\";", "frame"},
+	    {"bw_window = \"1ms\";", "bw_window"},
+	    {"node_mem_capacity = -1;", "node_mem_capacity"},
+	    {"node_net_capacity = \"fast\";", "node_net_capacity"},
+	    {"pairing = \"best\";", "pairing"},
+	    {"cosched = true;", "cosched"}, /* unknown key */
+	};
+	struct ctld_config c;
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		assert_int_equal(load(bad[i].text, &c, why, sizeof(why)), -1);
+		if (strstr(why, bad[i].key) == NULL)
+			fail_msg("\"%s\": reason \"%s\" does not name %s", bad[i].text, why,
+			         bad[i].key);
+		assert_null(strchr(why, '\n'));
+	}
+}
+
+static void test_shipped(void **state)
+{
+	(void)state;
+	struct ctld_config c;
+	char why[256] = "";
+
+	ctld_config_defaults(&c);
+	assert_int_equal(
+	    ctld_config_load(&c, VS_SRC_DIR "/configs/controller.conf", why, sizeof(why)), 0);
+	assert_false(c.cs.on);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_valid),
+	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_shipped),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,292 @@
+/*
+ * Unit tests of the controller's co-scheduling mode (controller/cosched.c with jobs.c), no
+ * sockets: cosched_send_windows(), agents_send_constraint() and admin_reply() are recorders,
+ * one node with 2 CPUs is set up by hand, time is passed in. Checked, as a user would see
+ * it:
+ *   - four jobs at 45 %, two memory-heavy (1 GB/s) and two light (10 MB/s per process,
+ *     averaged over bw_window): each job's windows go out as a transaction and are
+ *     committed when acknowledged; the committed windows never let the two heavy jobs, nor
+ *     the two light ones, run at the same time; each job holds 45 ms per 100 ms;
+ *   - classes from the averaged bandwidth (devil / turtle);
+ *   - no single-window reservation is ever sent in this mode;
+ *   - a node refusing a job's new windows: the job keeps its previous windows (sent again
+ *     with a newer generation), is shown rejected, and is tried again later;
+ *   - CPU pins from the task statistics are respected by the next plan.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller.h"
+
+struct sent {
+	int node;
+	uint64_t gen;
+	char job[PCTL_NAME_MAX + 1];
+	uint8_t nwin;
+	struct vsp_resv win[PCTL_MAX_WINDOWS];
+};
+static struct sent sent[256];
+static int nsent, nsingle, nreplies;
+
+int agents_send_constraint(struct ctld *d, int node, const char *job, uint64_t gen, mono_ns period,
+                           mono_ns slice)
+{
+	(void)d, (void)node, (void)job, (void)gen, (void)period, (void)slice;
+	nsingle++;
+	return 0;
+}
+
+int cosched_send_windows(struct ctld *d, int node, const char *job, uint64_t gen, uint8_t nwin,
+                         const struct vsp_resv *win)
+{
+	char why[200];
+	(void)d;
+	assert_true(nsent < 256);
+	assert_int_equal(vsp_check_windows(win, nwin, why, sizeof(why)), 0);
+	sent[nsent].node = node;
+	sent[nsent].gen = gen;
+	snprintf(sent[nsent].job, sizeof(sent[nsent].job), "%s", job);
+	sent[nsent].nwin = nwin;
+	memcpy(sent[nsent].win, win, nwin * sizeof(win[0]));
+	nsent++;
+	return 0;
+}
+
+int cosched_send_epoch(struct ctld *d, int node)
+{
+	(void)d, (void)node;
+	return 0;
+}
+
+void admin_reply(struct ctld *d, const uint8_t *cid, size_t cidlen, int32_t status,
+                 const char *reason)
+{
+	(void)d, (void)cid, (void)cidlen, (void)status, (void)reason;
+	nreplies++;
+}
+
+static struct ctld d;
+static char dir[64];
+static const char *const names[] = {"H1", "H2", "L1", "L2"};
+#define MS NSEC_PER_MSEC
+
+static int setup(void **state)
+{
+	struct node *n = calloc(1, sizeof(*n));
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	ctld_config_defaults(&d.cfg);
+	d.cfg.cs.on = true;
+	d.cfg.cs.bw_window = NSEC_PER_SEC;
+	d.cfg.job.initial_period = 100 * MS;
+	strcpy(dir, "/tmp/test_ctl_cosched.XXXXXX");
+	if (mkdtemp(dir) == NULL || n == NULL)
+		return -1;
+	snprintf(d.cfg.state_file, sizeof(d.cfg.state_file), "%s/ctl.state", dir);
+	d.next_gen = 1000;
+	cosched_init(&d);
+	nsent = nsingle = nreplies = 0;
+	strcpy(n->name, "n0");
+	n->up = true;
+	n->ncpus = 2;
+	d.nodes = calloc(4, sizeof(*d.nodes));
+	d.cap_nodes = 4;
+	d.nodes[d.nnodes++] = n;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	(void)state;
+	cosched_free(&d);
+	jobs_free(&d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* BW report of the node: heavy jobs 1 GB/s per process, light 10 MB/s. */
+static void bw(mono_ns now)
+{
+	struct pctl_bw_entry e[4];
+	struct pctl_bw b = {.window_ns = 200 * MS, .n = 4, .e = e};
+
+	for (uint32_t i = 0; i < 4; i++)
+		e[i] = (struct pctl_bw_entry){.job = i + 1,
+		                              .rank = 0,
+		                              .pid = (int32_t)(101 + i),
+		                              .mem_bps = i < 2 ? 1000000000ull : 10000000ull,
+		                              .mem_src = PCTL_SRC_APP};
+	jobs_bw(&d, 0, &b, now);
+}
+
+/* Acknowledges every CONSTRAINT sent since *from (status for job `refuse`, 0 else). */
+static void ack_all(int *from, const char *refuse, mono_ns now)
+{
+	for (; *from < nsent; (*from)++) {
+		struct pctl_constraint_ack a = {.gen = sent[*from].gen};
+		bool no = refuse && strcmp(sent[*from].job, refuse) == 0;
+		a.status = no ? -EBUSY : 0;
+		strcpy(a.job, sent[*from].job);
+		strcpy(a.reason, no ? "cpu 0: the frame test fails" : "");
+		jobs_ack(&d, 0, &a, now);
+	}
+}
+
+/* Ticks (100 ms) and acknowledges for 4 s; the plan waits for 1 s without changes, and
+ * nothing may be sent in the last 2 s. */
+static void settle(int *from, mono_ns *now)
+{
+	int last = nsent;
+	for (int k = 0; k < 40; k++) {
+		*now += 100 * MS;
+		cosched_tick(&d, *now);
+		ack_all(from, NULL, *now);
+		if (k == 20)
+			last = nsent;
+	}
+	if (nsent != last)
+		fail_msg("the plan did not settle");
+}
+
+/* The four jobs with R_max given, a rank each, bandwidths known, targets 45 %. */
+static void four_jobs(int *from, mono_ns *now)
+{
+	char why[256];
+
+	for (uint32_t i = 0; i < 4; i++) {
+		struct pctl_job_proc p = {
+		    .job = i + 1, .rank = 0, .pid = (int32_t)(101 + i), .event = PCTL_PROC_JOINED};
+		struct padm_request q = {
+		    .type = PADM_JOB_SET, .mask = PADM_SET_RMAX, .r_max = 1000};
+		strcpy(p.name, names[i]);
+		jobs_proc(&d, 0, &p, *now);
+		assert_int_equal(jobs_set_settings(&d, job_find(&d, names[i]), &q, NULL, 0, *now,
+		                                   why, sizeof(why)),
+		                 0);
+	}
+	bw(*now);
+	cosched_tick(&d, *now);
+	for (uint32_t i = 0; i < 4; i++) {
+		int rc = jobs_set_target(&d, job_find(&d, names[i]), 45, (const uint8_t *)"cli", 3,
+		                         *now, why, sizeof(why));
+		assert_true(rc == 1 || rc == 0);
+		ack_all(from, NULL, *now);
+	}
+	settle(from, now);
+}
+
+static bool overlap(const struct job *a, const struct job *b)
+{
+	for (uint8_t x = 0; x < a->nwin; x++)
+		for (uint8_t y = 0; y < b->nwin; y++)
+			if (a->win[x].phase < b->win[y].phase + b->win[y].deadline &&
+			    b->win[y].phase < a->win[x].phase + a->win[x].deadline)
+				return true;
+	return false;
+}
+
+static void test_pairs_committed(void **state)
+{
+	mono_ns now = 10 * NSEC_PER_SEC;
+	int from = 0;
+	(void)state;
+
+	four_jobs(&from, &now);
+	assert_int_equal(nsingle, 0);
+	assert_true(nsent >= 4);
+	for (int i = 0; i < 4; i++) {
+		const struct job *jb = d.jobs[job_find(&d, names[i])];
+		uint64_t s = 0;
+		assert_true(jb->nwin >= 1);
+		for (uint8_t w = 0; w < jb->nwin; w++)
+			s += jb->win[w].slice;
+		assert_int_equal(s, 45 * MS);
+		assert_int_equal(jb->win[0].period, 100 * MS);
+		assert_int_equal(jb->slice, 45 * MS);
+		assert_false(jb->refused);
+		assert_int_equal(jb->klass, i < 2 ? PADM_CLASS_DEVIL : PADM_CLASS_TURTLE);
+	}
+	assert_false(overlap(d.jobs[job_find(&d, "H1")], d.jobs[job_find(&d, "H2")]));
+	assert_false(overlap(d.jobs[job_find(&d, "L1")], d.jobs[job_find(&d, "L2")]));
+	assert_true(d.plan.valid && d.plan.res.complete && d.plan.res.colourable);
+}
+
+static void test_refused_keeps_previous(void **state)
+{
+	mono_ns now = 10 * NSEC_PER_SEC;
+	int from = 0, j, n0;
+	struct vsp_resv before[PCTL_MAX_WINDOWS];
+	uint8_t nbefore;
+	uint64_t gen0;
+	struct job *jb;
+	char why[256];
+	(void)state;
+
+	four_jobs(&from, &now);
+	j = job_find(&d, "H1");
+	jb = d.jobs[j];
+	nbefore = jb->nwin;
+	gen0 = jb->gen;
+	memcpy(before, jb->win, sizeof(before));
+	/* a new target for H1: new windows, refused by the node */
+	n0 = nreplies;
+	assert_int_equal(
+	    jobs_set_target(&d, j, 40, (const uint8_t *)"cli", 3, now, why, sizeof(why)), 1);
+	assert_string_equal(sent[nsent - 1].job, "H1");
+	ack_all(&from, "H1", now);
+	assert_int_equal(nreplies, n0 + 1);
+	/* H1 keeps what it had: the node that refused applied nothing (all or none), so
+	 * nothing is sent back to it; the job's committed windows are the previous ones */
+	assert_string_equal(sent[nsent - 1].job, "H1");
+	assert_int_equal(sent[nsent - 1].win[0].slice +
+	                         (sent[nsent - 1].nwin > 1 ? sent[nsent - 1].win[1].slice : 0) <=
+	                     40 * MS,
+	                 1);
+	assert_int_equal(jb->nwin, nbefore);
+	assert_memory_equal(jb->win, before, nbefore * sizeof(before[0]));
+	assert_true(jb->gen > gen0);
+	assert_true(jb->refused);
+	assert_non_null(strstr(jb->reason, "frame test"));
+	assert_true(jb->target_pct == 45);
+	ack_all(&from, NULL, now);
+	settle(&from, &now);
+	assert_memory_equal(jb->win, before, nbefore * sizeof(before[0]));
+
+	/* vsched pinned H1 and the light job that runs with it to CPU 0, the two others to
+	 * CPU 1: the next plan keeps each CPU's jobs apart (and still pairs heavy with light) */
+	const char *mate = overlap(jb, d.jobs[job_find(&d, "L1")]) ? "L1" : "L2";
+	struct pctl_stats_entry e[4];
+	struct pctl_task_stats st = {.n = 4, .e = e};
+	memset(e, 0, sizeof(e));
+	for (uint32_t i = 0; i < 4; i++) {
+		e[i].job = i + 1;
+		e[i].st.pid = (int32_t)(101 + i);
+		e[i].st.cpu = (i == 0 || strcmp(names[i], mate) == 0) ? 0 : 1;
+	}
+	jobs_stats(&d, 0, &st);
+	settle(&from, &now);
+	assert_false(overlap(jb, d.jobs[job_find(&d, mate)]));
+	assert_false(overlap(d.jobs[job_find(&d, "H1")], d.jobs[job_find(&d, "H2")]));
+	assert_false(overlap(d.jobs[job_find(&d, "L1")], d.jobs[job_find(&d, "L2")]));
+	assert_int_equal(nsingle, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_pairs_committed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refused_keeps_previous, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
