@@ -36,36 +36,9 @@ EOC
 		fail "controller config refused"
 }
 
-cosched_start_node() {
-	local n=$1 cpus=$2
-	cat >"$TMP/vsched-$n.conf" <<EOC
-cpus = [$cpus];
-utilization_cap = 0.9;
-min_period = "1ms";
-min_slice = "100us";
-endpoint = "ipc://$TMP/vs-$n.sock";
-EOC
-	"$VS_BIN/vsched" -f -c "$TMP/vsched-$n.conf" >>"$TMP/vsched-$n.log" 2>&1 &
-	NODE_VSCHED_PID[$n]=$!
-	PIDS+=("$!")
-	wait_until 5 vctl "$n" task list || ctld_fail "vsched of node $n not up"
-	cat >"$TMP/agent-$n.conf" <<EOC
-node_name = "$n";
-controller = "$CTLD_AGENTS";
-app_endpoint = "ipc://$TMP/agent-$n.sock";
-vsched_endpoint = "ipc://$TMP/vs-$n.sock";
-heartbeat = "200ms";
-controller_timeout = "1s";
-stats_interval = "500ms";
-sample_interval = "200ms";
-mem_capacity_mbs = 0;
-net_capacity_mbs = 0;
-EOC
-	"$VS_BIN/vsched-agent" -f -c "$TMP/agent-$n.conf" >>"$TMP/agent-$n.log" 2>&1 &
-	NODE_AGENT_PID[$n]=$!
-	PIDS+=("$!")
-	wait_until 5 node_up "$n" || ctld_fail "node $n did not register with the controller"
-}
+# cosched_start_node NAME CPUS: a node whose agent announces no bandwidth capacities (the
+# controller then plans against the node's mean demand).
+cosched_start_node() { start_node "$1" "$2" 0 0; }
 
 # job_settled JOB: planned, share complete, windows committed (not pending, slice = got slots).
 job_settled() {

@@ -82,9 +82,11 @@ stop_ctld() {
 	wait "$CTLD_PID" 2>/dev/null || true
 }
 
-# start_node NAME CPU: vsched on CPU (ipc://$TMP/vs-NAME.sock) and an agent named NAME.
+# start_node NAME CPUS [MEM_MBS NET_MBS]: vsched on CPUS ("0" or "0, 1";
+# ipc://$TMP/vs-NAME.sock) and an agent named NAME announcing those bandwidth capacities
+# (MB/s; default 10000 and 1000, 0 = unknown).
 start_node() {
-	local n=$1 cpu=$2 i
+	local n=$1 cpu=$2 mem=${3:-10000} net=${4:-1000} i
 	cat >"$TMP/vsched-$n.conf" <<EOF
 cpus = [$cpu];
 utilization_cap = 0.9;
@@ -106,8 +108,8 @@ heartbeat = "200ms";
 controller_timeout = "1s";
 stats_interval = "500ms";
 sample_interval = "200ms";
-mem_capacity_mbs = 10000;
-net_capacity_mbs = 1000;
+mem_capacity_mbs = $mem;
+net_capacity_mbs = $net;
 EOF
 	"$VS_BIN/vsched-agent" -f -c "$TMP/agent-$n.conf" >>"$TMP/agent-$n.log" 2>&1 &
 	NODE_AGENT_PID[$n]=$!
