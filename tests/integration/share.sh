@@ -2,7 +2,7 @@
 # share.sh: several reservations on both CPUs at once each get their CPU share.
 # Outcome checked: every spin loop receives slice/period of a CPU within ±2 points, measured
 # from the kernel's schedstat over the same 4 s for all of them, and vsched reports (almost)
-# no deadline misses: at most 1% of the periods served.
+# no deadline misses: at most 1% of the periods served (one allowed: a 100 ms task serves ~70).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/measure.bash"
 need_root
@@ -41,7 +41,7 @@ for spec in $specs; do
 	within "$got" "$(awk -v w="$want" 'BEGIN { print w - 2 }')" \
 		"$(awk -v w="$want" 'BEGIN { print w + 2 }')" || bad=1
 	[ "$periods" -gt 0 ] || bad=1
-	[ $((misses * 100)) -le "$periods" ] || bad=1
+	[ $((misses * 100)) -le "$periods" ] || [ "$misses" -le 1 ] || bad=1 # ~70 periods of 100 ms: one miss is 1.4 %
 	i=$((i + 1))
 done
 [ $bad = 0 ] || ctl task list >&2
