@@ -323,8 +323,27 @@ static int try_plan(const struct fit_problem *base, uint32_t slots, uint32_t rot
 	return 0;
 }
 
+/*
+ * True when sub-frames of n slots give every job its U within max_excess, or no worse than
+ * the whole frame (nslots) does: ceil(U * n) / n - U is the share a job gets above U.
+ */
+static bool share_accurate(const struct fit_problem *pb, uint32_t n, uint32_t nslots,
+                           double max_excess)
+{
+	for (uint32_t i = 0; i < pb->njobs; i++) {
+		double u = pb->jobs[i].util;
+		double ex = (double)fit_need(u, n) / n - u;
+		double ex1 = (double)fit_need(u, nslots) / nslots - u;
+
+		if (ex > max_excess + 1e-9 && ex > ex1 + 1e-9)
+			return false;
+	}
+	return true;
+}
+
 int coplan_make(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns, uint32_t want_k,
-                uint8_t *table, struct coplan_job *jobs, struct coplan_result *res)
+                double max_excess, uint8_t *table, struct coplan_job *jobs,
+                struct coplan_result *res)
 {
 	struct cand best = {0}, c;
 	size_t sbytes;
@@ -347,7 +366,7 @@ int coplan_make(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns, 
 	 * to find a colourable plan when the first is not */
 	nrot = pb->njobs < 8 ? pb->njobs : 8;
 	for (uint32_t k = want_k; k >= 1 && !(best.complete && best.colourable); k--) {
-		if (nslots % k)
+		if (nslots % k || (k > 1 && !share_accurate(pb, nslots / k, nslots, max_excess)))
 			continue;
 		for (uint32_t r = 0; r < nrot; r++) {
 			memset(&c, 0, sizeof(c));

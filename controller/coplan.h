@@ -68,7 +68,9 @@ int coplan_colour(const struct fit_problem *pb, const uint8_t *table, uint32_t n
 
 /*
  * The plan of one frame of nslots slots of slot_ns (pb->nslots and pb->rotate are ignored:
- * set here). Tries k = want_k, then smaller k dividing nslots, and for each a few
+ * set here). Tries k = want_k, then smaller k dividing nslots, skipping a k > 1 whose
+ * sub-frames would round some job's share up by more than max_excess (a fraction of the
+ * CPU, e.g. the jobs' epsilon) and by more than the whole frame rounds it; for each a few
  * rotations of the job list; keeps the first plan where every job gets its share and every
  * node colours; if there is none, the best one found (complete first, then colourable, then
  * the largest k), with the flags saying what is wrong. table receives njobs * (nslots / k)
@@ -76,6 +78,7 @@ int coplan_colour(const struct fit_problem *pb, const uint8_t *table, uint32_t n
  * Returns 0, -EINVAL (malformed problem), -ENOMEM.
  */
 int coplan_make(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns, uint32_t want_k,
-                uint8_t *table, struct coplan_job *jobs, struct coplan_result *res);
+                double max_excess, uint8_t *table, struct coplan_job *jobs,
+                struct coplan_result *res);
 
 #endif

@@ -29,9 +29,10 @@
  * Granularity: the control loop still searches the period per job (docs/control.md);
  * here its period p maps to k = round(T / p) in [1, 8] "windows per frame", and the plan
  * is made on sub-frames of T / K slots, K = the largest k asked for that divides the
- * slots (coplan_make falls back to smaller ones when a plan does not fit). Each job gets
- * ceil(U * T / (K q)) slots of every sub-frame: U = target is kept (rounded up to the slot
- * grid) at every granularity.
+ * slots (coplan_make falls back to smaller ones when a plan does not fit, or when the
+ * sub-frames would round a job's share up by more than the smallest epsilon of the planned
+ * jobs and more than the whole frame does). Each job gets ceil(U * T / (K q)) slots of
+ * every sub-frame: U = target is kept (rounded up to the slot grid) at every granularity.
  */
 #include "controller.h"
 
@@ -244,6 +245,7 @@ void cosched_replan(struct ctld *d, mono_ns now)
 	struct cs_plan *p = &d->plan;
 	const struct ctld_cosched *cs = &d->cfg.cs;
 	uint32_t nslots = (uint32_t)(cs->frame / cs->slot), want_k = 1, nj = 0, nn = 0, np = 0;
+	double max_excess = 1.0; /* the smallest epsilon of the planned jobs, as a fraction */
 	int *jidx = calloc((size_t)d->njobs + 1, sizeof(int));
 	int *nidx = calloc((size_t)d->nnodes + 1, sizeof(int));
 	int *nmap = calloc((size_t)d->nnodes + 1, sizeof(int));
@@ -300,6 +302,8 @@ void cosched_replan(struct ctld *d, mono_ns now)
 		jidx[nj++] = j;
 		if (jb->want_k > want_k)
 			want_k = jb->want_k;
+		if (jb->ctl.p.epsilon_pct / 100.0 < max_excess)
+			max_excess = jb->ctl.p.epsilon_pct / 100.0;
 	}
 	if (nj == 0) {
 		plan_clear(p);
@@ -377,7 +381,7 @@ void cosched_replan(struct ctld *d, mono_ns now)
 	                         .node_off = off,
 	                         .pairing = cs->pairing,
 	                         .place_cpus = pcpus};
-	rc = coplan_make(&pb, nslots, cs->slot, want_k, table, cj, &p->res);
+	rc = coplan_make(&pb, nslots, cs->slot, want_k, max_excess, table, cj, &p->res);
 	if (rc != 0) {
 		log_warnx("co-scheduling plan failed: %s; the previous one stays", strerror(-rc));
 		free(pl);

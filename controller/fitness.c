@@ -17,10 +17,12 @@
  *     admitted to slot k if they fit (procs <= P_rem) on EVERY node they span, so a job
  *     holds the same slots everywhere; admission goes on while processors remain.
  *  3. Jobs that ran move to the end of the list (Algorithm 1, line 5).
- * A job never gets more than need_i = ceil(U_i * nslots) slots per frame; it gets exactly
- * need_i whenever the forced rule can be honoured (returns -ENOSPC otherwise).
+ * A job never gets more than need_i = ceil(U_i * nslots) slots per frame.
  * Cost per frame: O(nslots * (sum over nodes of c_l^2 + njobs log njobs + nplace)), c_l =
  * jobs on node l.
+ *
+ * When the greedy fill is short, a bounded repair search replaces the table: see
+ * fitness_search.c.
  */
 #include <errno.h>
 #include <math.h>
@@ -29,6 +31,7 @@
 #include <string.h>
 
 #include "fitness.h"
+#include "fitness_search.h"
 
 uint32_t fit_need(double util, uint32_t nslots)
 {
@@ -62,7 +65,7 @@ struct scratch {
 	uint64_t *ptaken; /* per node: CPUs taken in the current slot (place_cpus) */
 };
 
-size_t fit_scratch_bytes(uint32_t njobs, uint32_t nnodes, uint32_t nplace)
+static size_t greedy_bytes(uint32_t njobs, uint32_t nnodes, uint32_t nplace)
 {
 	/* + nnodes u64 (and one u32 of padding to align them) */
 	return sizeof(uint32_t) * (6 * (size_t)njobs + 1 + 2 * (size_t)nplace + nnodes + 1) +
@@ -75,7 +78,7 @@ static int scratch_map(void *buf, size_t len, const struct fit_problem *pb, stru
 	size_t nj = pb->njobs;
 
 	if (((uintptr_t)buf & (sizeof(uint32_t) - 1)) ||
-	    len < fit_scratch_bytes(pb->njobs, pb->nnodes, pb->nplace))
+	    len < greedy_bytes(pb->njobs, pb->nnodes, pb->nplace))
 		return -EINVAL;
 	s->order = w;
 	s->pos = w + nj;
@@ -242,20 +245,13 @@ static bool fits_everywhere(const struct fit_problem *pb, const struct scratch *
 	return true;
 }
 
-int fit_schedule(const struct fit_problem *pb, void *scratch, size_t scratch_len, uint8_t *table,
-                 uint32_t *got)
+/* Algorithms 1 and 2 over the frame, slot by slot (the file's head comment); fills table and
+ * leaves in s->rem[i] the slots job i is still short of. Deterministic. */
+static void greedy_fill(const struct fit_problem *pb, struct scratch *sp, uint8_t *table)
 {
-	struct scratch s;
-	uint32_t nj, ns;
-	int rc = check_problem(pb);
+	struct scratch s = *sp;
+	uint32_t nj = pb->njobs, ns = pb->nslots;
 
-	if (rc || !table)
-		return -EINVAL;
-	if (scratch_map(scratch, scratch_len, pb, &s))
-		return -EINVAL;
-	nj = pb->njobs;
-	ns = pb->nslots;
-	index_by_job(pb, &s);
 	for (uint32_t i = 0; i < nj; i++) {
 		s.order[i] = (pb->rotate + i) % nj;
 		s.pos[s.order[i]] = i;
@@ -308,16 +304,47 @@ int fit_schedule(const struct fit_problem *pb, void *scratch, size_t scratch_len
 			s.pos[s.order[i]] = i;
 		}
 	}
+}
 
+size_t fit_scratch_bytes(uint32_t njobs, uint32_t nnodes, uint32_t nplace)
+{
+	/* greedy state, up to 7 bytes to align the search state, the search state */
+	return greedy_bytes(njobs, nnodes, nplace) + sizeof(uint64_t) - 1 +
+	       fit_search_bytes(njobs, nnodes, FIT_MAX_SLOTS);
+}
+
+int fit_schedule(const struct fit_problem *pb, void *scratch, size_t scratch_len, uint8_t *table,
+                 uint32_t *got)
+{
+	struct scratch s;
+	int rc = check_problem(pb);
+
+	if (rc || !table)
+		return -EINVAL;
+	if (scratch_map(scratch, scratch_len, pb, &s))
+		return -EINVAL;
+	index_by_job(pb, &s);
+	greedy_fill(pb, &s, table);
 	rc = 0;
-	for (uint32_t i = 0; i < nj; i++) {
-		uint32_t g = 0;
-		for (uint32_t k = 0; k < ns; k++)
-			g += table[(size_t)i * ns + k];
-		if (got)
-			got[i] = g;
+	for (uint32_t i = 0; i < pb->njobs; i++)
 		if (s.rem[i] > 0)
 			rc = -ENOSPC;
+	if (rc) {
+		/* the search state follows the greedy state (scratch_map checked len >= g) */
+		size_t g = greedy_bytes(pb->njobs, pb->nnodes, pb->nplace);
+		int sr = fit_search(pb, s.job_off, s.job_pl, (uint8_t *)scratch + g,
+		                    scratch_len - g, table);
+		if (sr == 0)
+			rc = 0;
+		else if (sr == -ENOSPC)
+			greedy_fill(pb, &s, table); /* best effort: the greedy table */
+		/* -EINVAL: no room for the search state, table untouched: the greedy fill */
+	}
+	for (uint32_t i = 0; got && i < pb->njobs; i++) {
+		uint32_t g = 0;
+		for (uint32_t k = 0; k < pb->nslots; k++)
+			g += table[(size_t)i * pb->nslots + k];
+		got[i] = g;
 	}
 	return rc;
 }

@@ -83,21 +83,26 @@ struct fit_class_params {
 };
 
 /* fitness.c */
+#define FIT_MAX_SLOTS 1024 /* nslots the repair search of fit_schedule() takes at most */
 /* Slots per frame job i needs: ceil(U * nslots) (at least 1 for U > 0). */
 uint32_t fit_need(double util, uint32_t nslots);
 /* Distance of Fig. 3 between a job's per-process (mem, net) and the ideal point. */
 double fit_distance(const struct fit_job *j, double mem_rem, double net_rem, uint32_t p_rem);
-/* Scratch bytes fit_schedule() needs. */
+/* Scratch bytes fit_schedule() needs for any nslots <= FIT_MAX_SLOTS (greedy fill and
+ * repair search; O(nslots * nnodes) of it is the search's). */
 size_t fit_scratch_bytes(uint32_t njobs, uint32_t nnodes, uint32_t nplace);
 /*
  * One frame's slot table: table[i * nslots + k] = 1 if job i runs in slot k (on every node
  * it spans), got[i] (optional) = slots given to job i. A job never gets more than need_i.
- * The fill is greedy, slot by slot, without look-ahead: a job that must run in every
- * remaining slot goes first, but with gangs over several nodes or multi-process jobs it can
- * still return -ENOSPC although a complete table exists. Returns 0; -ENOSPC if some job got
- * fewer than need_i (table still filled best-effort); -EINVAL on a malformed problem
- * (procs > cpus, a job placed twice on one node, unsorted placements, indices out of range,
- * scratch too small).
+ * The fill is greedy, slot by slot (Algorithms 1 and 2); if it leaves a job short, a
+ * bounded repair search looks for a complete table (fitness_search.c, "When the greedy fill is
+ * short"): it finds one whenever one exists and the search ends within its bound (always,
+ * for the small problems of the tests), and ignores bandwidth. Deterministic, no
+ * allocation, does not block. Returns 0 (every job exactly need_i); -ENOSPC if none was
+ * found (table = the greedy fill, best effort); -EINVAL on a malformed problem (procs >
+ * cpus, a job placed twice on one node, unsorted placements, indices out of range, scratch
+ * too small for the greedy fill). A scratch that holds the greedy state but not the
+ * search's for this nslots (callers sized before the search) gets the greedy fill only.
  */
 int fit_schedule(const struct fit_problem *pb, void *scratch, size_t scratch_len, uint8_t *table,
                  uint32_t *got);

@@ -105,7 +105,7 @@ static void test_fitness_pairs_heavy_with_light(void **state)
 	struct coplan_result res;
 	int hh, ll, hl;
 
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, table, jp, &res), 0);
 	assert_int_equal(res.k, 1);
 	assert_int_equal(res.slots, 20);
 	assert_true(res.complete);
@@ -135,7 +135,7 @@ static void test_worst_pairs_alike(void **state)
 	struct coplan_result res;
 	int hh, ll, hl;
 
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, table, jp, &res), 0);
 	assert_true(res.complete);
 	count_pairs(table, 20, &hh, &ll, &hl);
 	/* farthest from the ideal point: heavy with heavy, light with light */
@@ -162,9 +162,9 @@ static void test_oblivious_ignores_bandwidth(void **state)
 		swapped[i].mem_bw = 101 - hl_jobs[i].mem_bw;
 	}
 	pb2.jobs = swapped;
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, t1, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, t1, jp, &res), 0);
 	assert_true(res.complete);
-	assert_int_equal(coplan_make(&pb2, 20, 5 * MS, 1, t2, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb2, 20, 5 * MS, 1, 1.0, t2, jp, &res), 0);
 	assert_memory_equal(t1, t2, sizeof(t1));
 	/* list order H1 H2 L1 L2: the head and the next in the list run together */
 	count_pairs(t1, 20, &hh, &ll, &hl);
@@ -237,7 +237,7 @@ static void test_gang_same_slots_every_node(void **state)
 	struct coplan_job jp[4];
 	struct coplan_result res;
 
-	assert_int_equal(coplan_make(&pb, 10, 10 * MS, 1, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 10, 10 * MS, 1, 1.0, table, jp, &res), 0);
 	assert_true(res.complete);
 	/* G, Y, Z pairwise share slots on node 1 (a triangle): vsched could not pin them to
 	 * 2 CPUs with disjoint windows, and the plan says so (a known limit of the greedy
@@ -353,7 +353,7 @@ static void test_pinned_cpus(void **state)
 	int hh, ll, hl;
 
 	pb.place_cpus = pins;
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, table, jp, &res), 0);
 	assert_true(res.complete);
 	count_pairs(table, 20, &hh, &ll, &hl);
 	assert_int_equal(hh + ll, 0);
@@ -376,7 +376,7 @@ static void test_subframes(void **state)
 	struct coplan_result res;
 	int hh, ll, hl;
 
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 1.0, table, jp, &res), 0);
 	assert_int_equal(res.k, 2);
 	assert_int_equal(res.slots, 10);
 	assert_true(res.complete);
@@ -388,8 +388,45 @@ static void test_subframes(void **state)
 		assert_int_equal(total_slice(&jp[i]), 25 * MS);
 	}
 	/* 3 does not divide 20: k = 2 is used */
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 3, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 3, 1.0, table, jp, &res), 0);
 	assert_int_equal(res.k, 2);
+}
+
+/*
+ * Sub-frames only where the slot grid keeps the share: with max_excess 3 %, k = 2 would give
+ * the 45 % jobs 5 of 10 slots (50 %) where the whole frame gives exactly 9 of 20, so k = 1;
+ * jobs at 40 % get 4 of 10 at k = 2 (exact, kept) but 2 of 4 at k = 5 (50 %): k = 4 is used
+ * (2 of 5 = 40 %).
+ */
+static void test_subframes_keep_share(void **state)
+{
+	(void)state;
+	struct fit_problem pb = hl_problem(FIT_PAIR_FITNESS);
+	struct fit_job jobs40[4];
+	uint8_t table[4 * 20];
+	struct coplan_job jp[4];
+	struct coplan_result res;
+
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 0.03, table, jp, &res), 0);
+	assert_int_equal(res.k, 1);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(total_slice(&jp[i]), 45 * MS);
+	memcpy(jobs40, hl_jobs, sizeof(jobs40));
+	for (int i = 0; i < 4; i++)
+		jobs40[i].util = 0.40;
+	pb.jobs = jobs40;
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 0.03, table, jp, &res), 0);
+	assert_int_equal(res.k, 2);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 5, 0.03, table, jp, &res), 0);
+	assert_int_equal(res.k, 4);
+	assert_int_equal(res.slots, 5);
+	for (int i = 0; i < 4; i++) {
+		check_windows(&jp[i], 25 * MS);
+		assert_int_equal(total_slice(&jp[i]), 10 * MS);
+	}
+	/* no tolerance asked for: k = 5 with its rounding, as before */
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 5, 1.0, table, jp, &res), 0);
+	assert_int_equal(res.k, 5);
 }
 
 int main(void)
@@ -404,6 +441,7 @@ int main(void)
 	    cmocka_unit_test(test_at_most_8_windows),
 	    cmocka_unit_test(test_colouring),
 	    cmocka_unit_test(test_subframes),
+	    cmocka_unit_test(test_subframes_keep_share),
 	    cmocka_unit_test(test_pinned_cpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
