@@ -104,6 +104,65 @@ struct snet_table {
 	size_t n, cap;
 };
 
+/* A network namespace: device and inode of /proc/PID/ns/net. */
+struct snet_nsid {
+	uint64_t dev, ino;
+};
+
+/* Network-namespace probes (sample_net.c has the real ones); the tests inject them. */
+struct snet_nsops {
+	/* Opens the calling thread's own network namespace; returns the fd or -errno. */
+	int (*open_self)(struct snet_nsid *id);
+	/* The network namespace pid lives in. Returns 0 or -errno. */
+	int (*ns_of)(pid_t pid, struct snet_nsid *id);
+	/*
+	 * A NETLINK_INET_DIAG socket created inside namespace id, entered through pid's
+	 * /proc/PID/ns/net; selfns/self: the caller's own namespace, to switch back to. Returns
+	 * the fd, or -errno with why; returns only in the caller's own namespace.
+	 */
+	int (*socket_in)(int selfns, const struct snet_nsid *self, pid_t pid,
+	                 const struct snet_nsid *id, char *why, size_t whylen);
+	/* One dump of every TCP socket through fd (-1: a fresh socket of the caller's own
+	 * namespace). Returns 0 or -errno. */
+	int (*dump)(int fd, struct snet_table *t);
+	void (*close)(int fd);
+};
+
+/* One network namespace with registered processes in it. */
+struct snet_ns {
+	struct snet_nsid id;
+	bool own;  /* the agent's own namespace: dumped with a fresh socket, as always */
+	int fd;    /* foreign namespace: NETLINK_INET_DIAG socket made inside it; -1: none yet */
+	bool used; /* a registered process lives there (this round) */
+	bool done; /* socket and dump attempted this round */
+	int err;   /* 0, or why this round's table is missing (-errno), explained in why */
+	char why[192];
+	struct snet_table socks; /* this round's dump */
+};
+
+/*
+ * The namespaces of the registered processes, one sampling round at a time: begin, then
+ * snet_ns_table per process (each namespace dumped once, on first use), then end (sockets of
+ * namespaces nobody lives in any more are closed). Fixed capacity: max_procs + 1.
+ */
+struct snet_nscache {
+	struct snet_nsops ops;
+	int self_fd; /* the agent's own /proc/thread-self/ns/net, opened at start; -1: unknown */
+	struct snet_nsid self;
+	bool self_known; /* self is valid (even when self_fd could not be opened) */
+	struct snet_ns *ns;
+	size_t n, cap;
+	char why[192];
+	uint64_t entered; /* sockets made inside a foreign namespace */
+};
+
+/* snet_ns_table's answer for one process. */
+struct snet_nsres {
+	const struct snet_table *t; /* its namespace's sockets, valid until snet_ns_end; or NULL */
+	const char *why;            /* when t is NULL: why, one line */
+	bool own;                   /* it lives in the agent's own namespace */
+};
+
 /* Per-process network sampling state: the sockets seen at the previous sample. */
 struct snet_proc {
 	struct snet_sock *s;
@@ -142,6 +201,7 @@ struct agent_proc {
 	/* sampling */
 	struct smem_proc mem;
 	struct snet_proc net;
+	bool net_warned; /* its network figures were unavailable once: logged */
 	struct bwavg mem_bw, tx_bw, rx_bw;
 	uint8_t mem_src, net_src;
 	mono_ns net_t;                         /* time of the previous network sample */
@@ -170,6 +230,7 @@ struct agent_counters {
 	uint64_t hellos, registrations, link_losses;
 	uint64_t cons_applied, cons_refused, vsched_errors;
 	uint64_t epochs, epochs_applied; /* EPOCH from the controller; given to vsched */
+	uint64_t net_unavailable;        /* processes whose network namespace was out of reach */
 };
 
 enum ctl_state {
@@ -211,7 +272,7 @@ struct agent {
 	struct agent_handle *handles;
 	int handles_hw; /* every used handle slot is below this index (never shrinks) */
 	uint32_t next_job_handle;
-	struct snet_table socks;
+	struct snet_nscache netns;
 	struct bwavg node_rx, node_tx;
 	bool netdev_ok;
 	uint64_t instance;
@@ -261,6 +322,28 @@ uint8_t smem_read(struct smem *m, struct smem_proc *p, bool app_seen, uint64_t a
 /* sample_net.c */
 /* Dumps every TCP socket (IPv4, IPv6) with its byte counters. Returns 0 or -errno. */
 int snet_dump(struct snet_table *t);
+/* The same through fd, a NETLINK_INET_DIAG socket (-1: a fresh one). Returns 0 or -errno. */
+int snet_dump_fd(int fd, struct snet_table *t);
+/* The real namespace probes (/proc/PID/ns/net, setns). */
+struct snet_nsops snet_default_nsops(void);
+/*
+ * Room for cap namespaces; opens the caller's own namespace (ops->open_self). Call it from
+ * the thread that samples. Returns 0, or -ENOMEM (nothing allocated); an own namespace that
+ * cannot be opened is logged once: every other namespace is then unavailable.
+ */
+int snet_ns_init(struct snet_nscache *c, const struct snet_nsops *ops, size_t cap);
+void snet_ns_free(struct snet_nscache *c);
+/* A sampling round starts: nothing dumped yet, no namespace used. */
+void snet_ns_begin(struct snet_nscache *c);
+/*
+ * The TCP sockets of pid's network namespace this round: dumped on the first call for that
+ * namespace (a foreign one through a socket made inside it and kept). Returns 0, or -errno
+ * with r->why (namespace unreadable, cannot be entered, dump failed). Never leaves the
+ * calling thread in another namespace: a failed switch back is fatal.
+ */
+int snet_ns_table(struct snet_nscache *c, pid_t pid, struct snet_nsres *r);
+/* The round ends: namespaces no process used this round are closed and forgotten. */
+void snet_ns_end(struct snet_nscache *c);
 void snet_table_free(struct snet_table *t);
 const struct snet_sock *snet_find(const struct snet_table *t, uint64_t ino);
 /* Socket inodes open in /proc/PID/fd (at most cap). Returns the count or -errno. */

@@ -55,7 +55,7 @@ void agent_log_stats(const struct agent *a)
 	         "ctl_bad=%llu ctl_multipart=%llu) "
 	         "constraints=%llu/%llu refused (unknown_job=%llu stale=%llu) rates=%llu "
 	         "dropped=%llu lost=%llu registrations=%llu link_losses=%llu vsched_errors=%llu "
-	         "epochs=%llu epochs_applied=%llu",
+	         "epochs=%llu epochs_applied=%llu net_unavailable=%llu",
 	         registry_nprocs(a), (unsigned long long)c->app_ok,
 	         (unsigned long long)(c->app_short + c->app_long + c->app_type + c->app_version +
 	                              c->app_bad + c->app_unknown_handle + c->app_foreign_pid +
@@ -75,7 +75,8 @@ void agent_log_stats(const struct agent *a)
 	         (unsigned long long)c->rates_sent, (unsigned long long)c->rates_dropped,
 	         (unsigned long long)c->reports_lost, (unsigned long long)c->registrations,
 	         (unsigned long long)c->link_losses, (unsigned long long)c->vsched_errors,
-	         (unsigned long long)c->epochs, (unsigned long long)c->epochs_applied);
+	         (unsigned long long)c->epochs, (unsigned long long)c->epochs_applied,
+	         (unsigned long long)c->net_unavailable);
 }
 
 static int calibrate(void)
@@ -96,6 +97,7 @@ static int calibrate(void)
 static int setup(struct agent *a)
 {
 	struct smem_ops ops = smem_default_ops();
+	struct snet_nsops nsops = snet_default_nsops();
 
 	a->started = mono_now();
 	if (getrandom(&a->instance, sizeof(a->instance), 0) != sizeof(a->instance))
@@ -104,6 +106,12 @@ static int setup(struct agent *a)
 	bwavg_init(&a->node_tx, (unsigned)a->cfg.windows);
 	ops.resctrl_root = a->cfg.resctrl_root;
 	smem_detect(&a->mem, &ops);
+	/*
+	 * Before any thread exists, on the thread that samples (this one: run() calls
+	 * sampler_round): the namespace it switches back to after each setns.
+	 */
+	if (snet_ns_init(&a->netns, &nsops, (size_t)a->cfg.max_procs + 1) != 0)
+		fatalx("out of memory");
 	if (registry_init(a) != 0)
 		fatalx("out of memory");
 	a->zctx = zmq_ctx_new();
@@ -128,7 +136,7 @@ static void teardown(struct agent *a)
 	relay_close(a);
 	vsc_close(&a->vs);
 	registry_free(a);
-	snet_table_free(&a->socks);
+	snet_ns_free(&a->netns);
 	if (a->zctx)
 		zmq_ctx_term(a->zctx);
 	a->zctx = NULL;

@@ -8,22 +8,37 @@
  * Attribution per socket between two samples: delta of its counters; a socket first seen
  * after the process's first sample counts from 0 (its whole life is inside the window); a
  * socket closed in between loses its last partial window (the kernel forgets it).
+ *
+ * Network namespaces: a sock_diag dump lists the sockets of the namespace its netlink socket
+ * was made in. Processes are grouped by namespace (/proc/PID/ns/net) every round; the
+ * agent's own is dumped as always, another one through a NETLINK_INET_DIAG socket made inside
+ * it (setns there, socket(), setns back) and kept until no registered process lives there.
+ * setns changes the calling thread only: the agent's one thread (ZeroMQ's I/O threads never
+ * run our code and keep their namespace), with no other call in between; the switch back is
+ * checked against the namespace recorded at start, and a failure is fatal. A namespace that
+ * cannot be entered (no CAP_SYS_ADMIN, process gone) gives no table: the caller reports the
+ * source as none, never 0 B/s.
  */
 #include "agent.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "log.h"
 
 static int table_add(struct snet_table *t, uint64_t ino, uint64_t acked, uint64_t received)
 {
@@ -115,22 +130,35 @@ static int cmp_sock(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-int snet_dump(struct snet_table *t)
+int snet_dump_fd(int fd, struct snet_table *t)
 {
-	int fd, rc;
+	static char junk[4096];
+	int own = fd < 0, rc;
 
 	t->n = 0;
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_INET_DIAG);
-	if (fd < 0)
-		return -errno;
+	if (own) {
+		fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_INET_DIAG);
+		if (fd < 0)
+			return -errno;
+	} else {
+		/* A kept socket: nothing of an earlier dump may be read as part of this one. */
+		while (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+			;
+	}
 	rc = dump_family(fd, AF_INET, t);
 	/* A kernel without IPv6 refuses that dump: IPv4 alone is still a full answer. */
 	if (rc == 0 && dump_family(fd, AF_INET6, t) == -ENOMEM)
 		rc = -ENOMEM;
-	close(fd);
+	if (own)
+		close(fd);
 	if (rc == 0)
 		qsort(t->s, t->n, sizeof(*t->s), cmp_sock);
 	return rc;
+}
+
+int snet_dump(struct snet_table *t)
+{
+	return snet_dump_fd(-1, t);
 }
 
 void snet_table_free(struct snet_table *t)
@@ -271,4 +299,287 @@ int snet_parse_netdev(FILE *f, uint64_t *rx, uint64_t *tx)
 	*rx = srx;
 	*tx = stx;
 	return nif;
+}
+
+/* ---- network namespaces ---------------------------------------------------------------- */
+
+static bool nsid_eq(const struct snet_nsid *a, const struct snet_nsid *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+static void nsid_of_stat(const struct stat *st, struct snet_nsid *id)
+{
+	id->dev = (uint64_t)st->st_dev;
+	id->ino = (uint64_t)st->st_ino;
+}
+
+static int real_open_self(struct snet_nsid *id)
+{
+	struct stat st;
+	/* thread-self: the namespace of this thread, the one that will switch. */
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	nsid_of_stat(&st, id);
+	return fd;
+}
+
+static int real_ns_of(pid_t pid, struct snet_nsid *id)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (stat(path, &st) != 0)
+		return -errno;
+	nsid_of_stat(&st, id);
+	return 0;
+}
+
+/*
+ * Back to the agent's own namespace after a setns elsewhere, and checked: this thread must
+ * never go on in a foreign namespace (its next /proc/net/dev, its next dump would be someone
+ * else's), so any failure here ends the agent.
+ */
+static void back_home(int selfns, const struct snet_nsid *self)
+{
+	struct stat st;
+	struct snet_nsid now;
+
+	if (setns(selfns, CLONE_NEWNET) != 0)
+		fatal("setns back to the agent's own network namespace");
+	if (stat("/proc/thread-self/ns/net", &st) != 0)
+		fatal("stat /proc/thread-self/ns/net after setns back");
+	nsid_of_stat(&st, &now);
+	if (!nsid_eq(&now, self))
+		fatalx("still in network namespace net:[%llu] after setns back to net:[%llu]",
+		       (unsigned long long)now.ino, (unsigned long long)self->ino);
+}
+
+static int real_socket_in(int selfns, const struct snet_nsid *self, pid_t pid,
+                          const struct snet_nsid *id, char *why, size_t whylen)
+{
+	char path[64];
+	struct stat st;
+	struct snet_nsid got;
+	int nsfd, fd, err;
+
+	if (selfns < 0) {
+		snprintf(why, whylen, "the agent's own network namespace is unknown");
+		return -EBADF;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "open %s: %s", path, strerror(-err));
+		return err;
+	}
+	/* The pid may have exited (and been reused) since ns_of: enter only the namespace asked
+	 * for. */
+	if (fstat(nsfd, &st) != 0) {
+		err = -errno;
+		close(nsfd);
+		snprintf(why, whylen, "fstat %s: %s", path, strerror(-err));
+		return err;
+	}
+	nsid_of_stat(&st, &got);
+	if (!nsid_eq(&got, id)) {
+		close(nsfd);
+		snprintf(why, whylen, "%s changed under us (process gone)", path);
+		return -ESRCH;
+	}
+	/*
+	 * This thread only (setns(2)); from here to back_home() nothing but socket() runs: no
+	 * ZeroMQ call, no log line, no file opened by path.
+	 */
+	if (setns(nsfd, CLONE_NEWNET) != 0) {
+		err = -errno;
+		close(nsfd);
+		snprintf(why, whylen, "setns(%s): %s", path, strerror(-err));
+		return err;
+	}
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_INET_DIAG);
+	err = fd < 0 ? -errno : 0;
+	back_home(selfns, self);
+	close(nsfd);
+	if (fd < 0) {
+		snprintf(why, whylen, "socket(NETLINK_INET_DIAG) in net:[%llu]: %s",
+		         (unsigned long long)id->ino, strerror(-err));
+		return err;
+	}
+	return fd;
+}
+
+static void real_close(int fd)
+{
+	close(fd);
+}
+
+struct snet_nsops snet_default_nsops(void)
+{
+	struct snet_nsops o = {
+	    .open_self = real_open_self,
+	    .ns_of = real_ns_of,
+	    .socket_in = real_socket_in,
+	    .dump = snet_dump_fd,
+	    .close = real_close,
+	};
+	return o;
+}
+
+int snet_ns_init(struct snet_nscache *c, const struct snet_nsops *ops, size_t cap)
+{
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	c->self_fd = -1;
+	c->ns = calloc(cap ? cap : 1, sizeof(*c->ns));
+	if (!c->ns)
+		return -ENOMEM;
+	c->cap = cap ? cap : 1;
+	c->ops = *ops;
+	fd = c->ops.open_self(&c->self);
+	if (fd >= 0) {
+		c->self_fd = fd;
+		c->self_known = true;
+		return 0;
+	}
+	/* Our own namespace can still be told apart, and dumped; no other can be entered. */
+	c->self_known = c->ops.ns_of(getpid(), &c->self) == 0;
+	log_warnx("/proc/thread-self/ns/net: %s: processes in other network namespaces get no "
+	          "network figures",
+	          strerror(-fd));
+	return 0;
+}
+
+static void ns_forget(struct snet_nscache *c, size_t i)
+{
+	struct snet_ns *e = &c->ns[i];
+
+	if (e->fd >= 0)
+		c->ops.close(e->fd);
+	snet_table_free(&e->socks);
+	c->ns[i] = c->ns[--c->n];
+	memset(&c->ns[c->n], 0, sizeof(c->ns[c->n]));
+}
+
+void snet_ns_free(struct snet_nscache *c)
+{
+	if (!c->ns)
+		return;
+	while (c->n)
+		ns_forget(c, c->n - 1);
+	if (c->self_fd >= 0)
+		c->ops.close(c->self_fd);
+	free(c->ns);
+	memset(c, 0, sizeof(*c));
+	c->self_fd = -1;
+}
+
+void snet_ns_begin(struct snet_nscache *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		c->ns[i].used = false;
+		c->ns[i].done = false;
+	}
+}
+
+void snet_ns_end(struct snet_nscache *c)
+{
+	/* Backwards: ns_forget moves the last entry into the hole. */
+	for (size_t i = c->n; i-- > 0;)
+		if (!c->ns[i].used)
+			ns_forget(c, i);
+}
+
+/* The entry of namespace id, made when new; NULL when the table is full. */
+static struct snet_ns *ns_get(struct snet_nscache *c, const struct snet_nsid *id)
+{
+	struct snet_ns *e;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (nsid_eq(&c->ns[i].id, id))
+			return &c->ns[i];
+	if (c->n == c->cap)
+		return NULL;
+	e = &c->ns[c->n++];
+	memset(e, 0, sizeof(*e));
+	e->id = *id;
+	e->fd = -1;
+	e->own = c->self_known && nsid_eq(id, &c->self);
+	return e;
+}
+
+/* This round's socket (when foreign) and dump of e, pid being one of its processes. */
+static void ns_fill(struct snet_nscache *c, struct snet_ns *e, pid_t pid)
+{
+	int rc;
+
+	e->done = true;
+	e->err = 0;
+	e->why[0] = '\0';
+	if (!e->own && e->fd < 0) {
+		int fd =
+		    c->ops.socket_in(c->self_fd, &c->self, pid, &e->id, e->why, sizeof(e->why));
+		if (fd < 0) {
+			e->err = fd;
+			return;
+		}
+		e->fd = fd;
+		c->entered++;
+		log_debug("network namespace net:[%llu] (pid %d): sock_diag socket made inside",
+		          (unsigned long long)e->id.ino, (int)pid);
+	}
+	rc = c->ops.dump(e->own ? -1 : e->fd, &e->socks);
+	if (rc != 0) {
+		e->err = rc;
+		snprintf(e->why, sizeof(e->why), "sock_diag dump of net:[%llu]: %s",
+		         (unsigned long long)e->id.ino, strerror(-rc));
+		/* Whatever state the kept socket is in, the next round makes a fresh one. */
+		if (e->fd >= 0) {
+			c->ops.close(e->fd);
+			e->fd = -1;
+		}
+	}
+}
+
+int snet_ns_table(struct snet_nscache *c, pid_t pid, struct snet_nsres *r)
+{
+	struct snet_nsid id;
+	struct snet_ns *e;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->why = c->why;
+	if (c->cap == 0) {
+		snprintf(c->why, sizeof(c->why), "network namespaces not set up");
+		return -EINVAL;
+	}
+	rc = c->ops.ns_of(pid, &id);
+	if (rc < 0) {
+		snprintf(c->why, sizeof(c->why), "/proc/%d/ns/net: %s", (int)pid, strerror(-rc));
+		return rc;
+	}
+	e = ns_get(c, &id);
+	if (!e) {
+		snprintf(c->why, sizeof(c->why), "more than %zu network namespaces", c->cap);
+		return -ENOSPC;
+	}
+	e->used = true;
+	if (!e->done)
+		ns_fill(c, e, pid);
+	r->own = e->own;
+	r->why = e->why;
+	if (e->err)
+		return e->err;
+	r->t = &e->socks;
+	return 0;
 }

@@ -3,7 +3,9 @@
  * Algorithm 1): reap exited processes (registry_reap), read each process's memory and network
  * counters, feed the w-window averages, and send one BW message with every figure and its source.
  * A figure whose source changes (say, the application starts reporting bytes) restarts its
- * average, so windows of different sources are never mixed.
+ * average, so windows of different sources are never mixed. Network figures come from the
+ * sock_diag dump of each process's own network namespace (sample_net.c); a process whose
+ * namespace is out of reach gets source none (or app), logged once, never a silent 0.
  */
 #include "agent.h"
 
@@ -46,16 +48,42 @@ static void sample_mem(struct agent *a, struct agent_proc *pr, mono_ns now)
 		bwavg_push_counter(&pr->mem_bw, bytes, now);
 }
 
-static void sample_net(struct agent *a, struct agent_proc *pr, bool dump_ok, uint64_t *ino,
-                       mono_ns now)
+/*
+ * The sockets of pr's network namespace this round, or NULL: then said once per process
+ * (once per agent when it is the agent's own namespace whose dump fails).
+ */
+static const struct snet_table *net_table(struct agent *a, struct agent_proc *pr)
+{
+	static bool own_warned;
+	struct snet_nsres r;
+	int rc = snet_ns_table(&a->netns, pr->pid, &r);
+
+	if (rc == 0)
+		return r.t;
+	if (r.own) {
+		if (!own_warned)
+			log_warnx("%s: per-process network bandwidth unavailable", r.why);
+		own_warned = true;
+	} else if (!pr->net_warned) {
+		pr->net_warned = true;
+		a->cnt.net_unavailable++;
+		log_warnx("job %s rank %u pid %d: no per-process network figures (%s): network "
+		          "source none, or the bytes it reports",
+		          a->jobs[pr->job].name, pr->rank, (int)pr->pid, r.why);
+	}
+	return NULL;
+}
+
+static void sample_net(struct agent *a, struct agent_proc *pr, uint64_t *ino, mono_ns now)
 {
 	uint64_t tx = 0, rx = 0;
 	uint8_t src;
-	int n = dump_ok ? snet_proc_inodes(pr->pid, ino, MAX_FDS) : -1;
+	const struct snet_table *t = net_table(a, pr);
+	int n = t ? snet_proc_inodes(pr->pid, ino, MAX_FDS) : -1;
 	int first = 1;
 
 	if (n >= 0) {
-		first = snet_proc_delta(&pr->net, &a->socks, ino, (size_t)n, &tx, &rx);
+		first = snet_proc_delta(&pr->net, t, ino, (size_t)n, &tx, &rx);
 		if (first < 0)
 			n = -1;
 	}
@@ -116,33 +144,28 @@ void sampler_fill_bw(struct agent *a, struct pctl_bw *bw, struct pctl_bw_entry *
 void sampler_round(struct agent *a)
 {
 	mono_ns now = mono_now();
-	bool dump_ok, busy;
 	uint64_t *ino = malloc(MAX_FDS * sizeof(*ino));
 	struct pctl_bw_entry *e = calloc((size_t)a->cfg.max_procs, sizeof(*e));
 	struct pctl_msg m;
-	static bool dump_warned;
-	int rc;
 
 	if (!ino || !e)
 		fatalx("out of memory");
-	/* Nobody to attribute sockets to: spare the kernel the hash walk. */
-	busy = registry_nprocs(a) > 0;
-	rc = busy ? snet_dump(&a->socks) : 0;
-	dump_ok = busy && rc == 0;
-	if (rc != 0 && !dump_warned) {
-		log_warnx("sock_diag dump failed (%s): per-process network bandwidth unavailable",
-		          strerror(-rc));
-		dump_warned = true;
-	}
 	sample_node(a, now);
 	registry_reap(a, now);
+	/*
+	 * Each network namespace with a live process is dumped once, when its first process is
+	 * sampled (none: the kernel is spared the hash walk); the sockets kept for namespaces
+	 * nobody lives in any more are closed at the end.
+	 */
+	snet_ns_begin(&a->netns);
 	for (int i = 0; i < a->cfg.max_procs; i++) {
 		struct agent_proc *pr = &a->procs[i];
 		if (!pr->used || pr->exited)
 			continue;
 		sample_mem(a, pr, now);
-		sample_net(a, pr, dump_ok, ino, now);
+		sample_net(a, pr, ino, now);
 	}
+	snet_ns_end(&a->netns);
 	memset(&m, 0, sizeof(m));
 	m.type = PCTL_BW;
 	sampler_fill_bw(a, &m.u.bw, e);
