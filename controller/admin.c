@@ -4,6 +4,9 @@
  * once; SET_RATE and JOB_SET that change a job's constraint are answered when every node
  * of the job has acknowledged or refused (jobs.c), so the administrator learns the real
  * outcome. Every request is validated; a bad one gets a reply with the reason.
+ * "At once" means at the end of the loop turn: every reply is held until the turn's state
+ * is on disk (admin_end_turn, state_commit()), so nothing the administrator is told can
+ * be lost by a crash.
  */
 #include "controller.h"
 
@@ -45,32 +48,89 @@ int admin_open(struct ctld *d)
 	return 0;
 }
 
+/* An encoded reply waiting for the end of the loop turn (admin_end_turn). */
+struct held_reply {
+	uint8_t cid[CTLD_ID_MAX];
+	size_t cidlen;
+	uint8_t *buf; /* owned */
+	size_t len;
+};
+
+static void held_free(struct ctld *d)
+{
+	for (int i = 0; i < d->nheld; i++)
+		free(d->held[i].buf);
+	free(d->held);
+	d->held = NULL;
+	d->nheld = d->cap_held = 0;
+}
+
 void admin_close(struct ctld *d)
 {
 	if (d->admin)
 		zmq_close(d->admin);
 	d->admin = NULL;
+	held_free(d);
 }
 
+/*
+ * Encodes the reply and holds it until the end of the turn: it may report state (a target
+ * applied, a listing) that is committed to the state file only then (state_commit()).
+ * A turn holds at most one reply per request read (admin_recv reads <= 256) plus one per
+ * transaction that finished, so this stays small.
+ */
 static void send_reply(struct ctld *d, const uint8_t *cid, size_t cidlen,
                        const struct padm_reply *r)
 {
 	int n = padm_reply_size(r);
-	uint8_t *buf;
+	struct held_reply *h;
 
 	if (n < 0) {
 		log_warnx("admin: cannot encode a reply");
 		return;
 	}
-	buf = malloc((size_t)n);
-	if (buf == NULL)
+	if (cidlen > CTLD_ID_MAX) { /* admin_recv and txn_start keep ids within this */
+		log_warnx("admin: client id too long: reply dropped");
+		return;
+	}
+	if (d->nheld == d->cap_held) {
+		int cap = d->cap_held ? 2 * d->cap_held : 16;
+		struct held_reply *nh = realloc(d->held, (size_t)cap * sizeof(*nh));
+		if (nh == NULL)
+			fatalx("out of memory");
+		d->held = nh;
+		d->cap_held = cap;
+	}
+	h = &d->held[d->nheld];
+	h->buf = malloc((size_t)n);
+	if (h->buf == NULL)
 		fatalx("out of memory");
-	padm_encode_reply(r, buf, (size_t)n);
-	if (zmq_send(d->admin, cid, cidlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-	    zmq_send(d->admin, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-	    zmq_send(d->admin, buf, (size_t)n, ZMQ_DONTWAIT) < 0)
-		log_debug("admin: reply not sent: %s", zmq_strerror(zmq_errno()));
-	free(buf);
+	padm_encode_reply(r, h->buf, (size_t)n);
+	h->len = (size_t)n;
+	memcpy(h->cid, cid, cidlen);
+	h->cidlen = cidlen;
+	d->nheld++;
+}
+
+void admin_end_turn(struct ctld *d, mono_ns now)
+{
+	/* the order is the durability contract (state.c, state_commit()): state first, then
+	 * the replies that may tell of it; a failed write is logged there and the replies
+	 * still go (as before group commit: the change is in force, its write is retried) */
+	state_commit(d, now);
+	for (int i = 0; i < d->nheld; i++) {
+		struct held_reply *h = &d->held[i];
+
+		if (d->reply_hook)
+			d->reply_hook(d, h->cid, h->cidlen);
+		if (zmq_send(d->admin, h->cid, h->cidlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+		    zmq_send(d->admin, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+		    zmq_send(d->admin, h->buf, h->len, ZMQ_DONTWAIT) < 0)
+			log_debug("admin: reply not sent: %s", zmq_strerror(zmq_errno()));
+		free(h->buf);
+		h->buf = NULL;
+	}
+	d->nheld = 0;
 }
 
 void admin_reply(struct ctld *d, const uint8_t *cid, size_t cidlen, int32_t status,

@@ -24,11 +24,63 @@ int node_find(const struct ctld *d, const char *name)
 	return -1;
 }
 
-static int node_by_id(const struct ctld *d, const uint8_t *id, size_t len)
+/*
+ * Node by routing id, on the path of every agent message: an open-addressing table
+ * (linear probing, FNV-1a) of node indices, sized a power of two > 2 * nnodes so a probe
+ * always ends at an empty slot. Routing ids change only in on_hello, which rebuilds the
+ * table (O(nnodes), once per registration); there is no deletion. Invariant: every node
+ * with idlen > 0 is in the table, and no two nodes share a routing id (on_hello).
+ */
+static uint32_t id_hash(const uint8_t *id, size_t len)
 {
-	for (int i = 0; i < d->nnodes; i++)
-		if (d->nodes[i]->idlen == len && memcmp(d->nodes[i]->id, id, len) == 0)
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ id[i]) * 16777619u;
+	return h;
+}
+
+void agents_index(struct ctld *d)
+{
+	uint32_t cap = 16;
+
+	while (cap <= 2 * (uint32_t)d->nnodes)
+		cap *= 2;
+	if (cap != d->id_cap) {
+		int *t = realloc(d->id_tab, cap * sizeof(*t));
+		if (t == NULL)
+			fatalx("out of memory");
+		d->id_tab = t;
+		d->id_cap = cap;
+	}
+	for (uint32_t k = 0; k < cap; k++)
+		d->id_tab[k] = -1;
+	for (int i = 0; i < d->nnodes; i++) {
+		const struct node *n = d->nodes[i];
+		uint32_t k;
+
+		if (n->idlen == 0)
+			continue;
+		k = id_hash(n->id, n->idlen) & (cap - 1);
+		while (d->id_tab[k] >= 0)
+			k = (k + 1) & (cap - 1);
+		d->id_tab[k] = i;
+	}
+}
+
+int agents_node_by_id(const struct ctld *d, const uint8_t *id, size_t len)
+{
+	uint32_t k;
+
+	if (d->id_cap == 0 || len == 0)
+		return -1;
+	k = id_hash(id, len) & (d->id_cap - 1);
+	for (int i; (i = d->id_tab[k]) >= 0; k = (k + 1) & (d->id_cap - 1)) {
+		const struct node *n = d->nodes[i];
+
+		if (n->idlen == len && memcmp(n->id, id, len) == 0)
 			return i;
+	}
 	return -1;
 }
 
@@ -63,6 +115,9 @@ void agents_close(struct ctld *d)
 	if (d->agents)
 		zmq_close(d->agents);
 	d->agents = NULL;
+	free(d->id_tab);
+	d->id_tab = NULL;
+	d->id_cap = 0;
 }
 
 static int send_to(struct ctld *d, const uint8_t *id, size_t idlen, const struct pctl_msg *m)
@@ -174,6 +229,7 @@ static void on_hello(struct ctld *d, const uint8_t *id, size_t idlen, const stru
 	}
 	memcpy(n->id, id, idlen);
 	n->idlen = idlen;
+	agents_index(d);
 	n->ncpus = h->ncpus;
 	n->mem_cap = h->mem_capacity;
 	n->net_cap = h->net_capacity;
@@ -199,7 +255,7 @@ static void handle(struct ctld *d, const uint8_t *id, size_t idlen, const uint8_
 	rc = pctl_decode(buf, len, &m, why, sizeof(why));
 	if (rc != 0) {
 		d->bad_msgs++;
-		i = node_by_id(d, id, idlen);
+		i = agents_node_by_id(d, id, idlen);
 		log_warnx("agent %s: bad message refused: %s", i >= 0 ? d->nodes[i]->name : "?",
 		          why);
 		return;
@@ -213,7 +269,7 @@ static void handle(struct ctld *d, const uint8_t *id, size_t idlen, const uint8_
 		on_hello(d, id, idlen, &m.u.hello, now);
 		goto out;
 	}
-	i = node_by_id(d, id, idlen);
+	i = agents_node_by_id(d, id, idlen);
 	if (i < 0) {
 		hello_ack(d, id, idlen, -ENOENT, "unknown node: register first");
 		goto out;

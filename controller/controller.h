@@ -14,7 +14,8 @@
  *   the new (period, slice) goes with a fresh generation to every up node that hosts a rank
  *   of the job; each agent applies it to all the job's processes on its node or to none
  *   and answers CONSTRAINT_ACK. When every node accepted, the change is committed (and
- *   the target persisted). When any node refused (status < 0) or did not answer within
+ *   the target persisted: written at the end of the loop turn, before the admin reply
+ *   leaves; see state_commit()). When any node refused (status < 0) or did not answer within
  *   ack_timeout, the job's previous constraint is sent, with a newer generation, to every
  *   node that accepted or did not answer, the control state is rolled back
  *   (control_reject()), and the job is shown `rejected` with the node's reason. An admin
@@ -55,6 +56,8 @@
 #define CTLD_DEFAULT_AGENTS "tcp://127.0.0.1:7710"
 #define CTLD_DEFAULT_ADMIN  "tcp://127.0.0.1:7711"
 #define CTLD_DEFAULT_STATE  "/var/lib/vsched/controller.state"
+
+struct held_reply; /* admin.c */
 
 /* Per-job settings: defaults from the config, overridable per job (JOB_SET), persisted. */
 struct job_settings {
@@ -237,8 +240,18 @@ struct ctld {
 	int njobs, cap_jobs;
 	uint64_t next_gen;
 	uint64_t ctl_instance;
-	bool state_dirty;
-	mono_ns state_due;
+	/* group commit (state.c, state_commit()): the state file is written at most once per
+	 * loop turn, and admin replies are held until it has been (admin.c) */
+	bool state_dirty;        /* the state file is behind memory */
+	bool state_sync;         /* changed this turn (state_mark): write at the end of it */
+	mono_ns state_due;       /* a failed write is retried from then on (1/s) */
+	uint64_t state_writes;   /* state files written (counted for tests) */
+	struct held_reply *held; /* admin replies of this turn, in order */
+	int nheld, cap_held;
+	/* tests: called just before a held reply is sent (admin_end_turn) */
+	void (*reply_hook)(struct ctld *d, const uint8_t *cid, size_t cidlen);
+	int *id_tab;     /* node index by agent routing id (agents.c): open addressing, -1 empty */
+	uint32_t id_cap; /* slots, a power of two > 2 * nnodes; 0: no table */
 	uint64_t bad_msgs;
 	struct cs_plan plan;
 };
@@ -266,6 +279,10 @@ void agents_tick(struct ctld *d, mono_ns now);
 int agents_send_constraint(struct ctld *d, int node, const char *job, uint64_t gen, mono_ns period,
                            mono_ns slice);
 int node_find(const struct ctld *d, const char *name);
+/* The node whose agent connection has this routing id, or -1: a hash lookup in id_tab. */
+int agents_node_by_id(const struct ctld *d, const uint8_t *id, size_t len);
+/* Rebuilds id_tab from the nodes' routing ids (after any of them changed). */
+void agents_index(struct ctld *d);
 
 /* jobs.c */
 int job_find(const struct ctld *d, const char *name);
@@ -304,9 +321,13 @@ uint64_t ctld_next_gen(struct ctld *d);
 int admin_open(struct ctld *d);
 void admin_close(struct ctld *d);
 void admin_recv(struct ctld *d, mono_ns now);
-/* Sends a reply to a waiting client (deferred SET_RATE / JOB_SET). */
+/* Replies to a client (also a deferred SET_RATE / JOB_SET). Every reply is held until the
+ * end of the loop turn (admin_end_turn): it leaves only after the state is committed. */
 void admin_reply(struct ctld *d, const uint8_t *cid, size_t cidlen, int32_t status,
                  const char *reason);
+/* End of a loop turn: commits the state (state_commit), then sends the replies held
+ * during the turn, in order. Never blocks but for the state file's fsync. */
+void admin_end_turn(struct ctld *d, mono_ns now);
 /* Records for the dashboard / listings. The caller releases with padm_reply_release. */
 int admin_fill(const struct ctld *d, struct padm_reply *r, bool jobs, bool nodes, int ranks_of,
                mono_ns now);
@@ -362,8 +383,14 @@ int state_save(const char *path, uint64_t last_gen, const struct state_job *jobs
  */
 int state_load(const char *path, uint64_t *last_gen, struct state_job **jobs, int *n, char *why,
                size_t whylen);
-/* Saves the daemon's jobs now. Returns 0 or -1 (logged). */
+/* Saves the daemon's jobs now. Returns 0 or -1 (logged; state_dirty stays set). */
 int state_save_all(struct ctld *d);
+/* The persisted state changed (a committed target or settings, a measured R_max): it is
+ * written at the end of this loop turn, before any admin reply is sent. */
+void state_mark(struct ctld *d);
+/* The group commit, once per loop turn: writes the state when dirty (see state.c for the
+ * durability contract). Returns 0 (written or nothing to write) or -1 (logged). */
+int state_commit(struct ctld *d, mono_ns now);
 /* Loads the state file into the daemon. Returns 0 or -1 with why. */
 int state_restore(struct ctld *d, mono_ns now, char *why, size_t whylen);
 

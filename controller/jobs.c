@@ -246,10 +246,10 @@ static bool same_as_committed(const struct job *jb, const struct txn *t)
 	       memcmp(t->win, jb->win, t->nwin * sizeof(t->win[0])) == 0;
 }
 
+/* Written at the end of this loop turn, before the reply that tells of it (state.c). */
 static void persist(struct ctld *d)
 {
-	if (state_save_all(d) != 0)
-		d->state_dirty = true; /* retried from the main loop */
+	state_mark(d);
 }
 
 static void txn_commit(struct ctld *d, struct job *jb, mono_ns now)
@@ -606,7 +606,7 @@ void jobs_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now)
 	if (jb->ctl.r_max_calibrated && !jb->set.r_max_given && jb->set.r_max != jb->ctl.r_max) {
 		jb->set.r_max = jb->ctl.r_max;
 		log_info("job %s: R_max measured: %.6g units/s", jb->name, jb->ctl.r_max);
-		d->state_dirty = true;
+		state_mark(d); /* listings show it: written before they leave */
 	}
 	job_decided(d, jb, &dec, now);
 }

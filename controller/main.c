@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 	int opt, check = 0, fg = 0, verbose = 0, rc = 1;
 	struct ctld d;
 	char why[512];
-	mono_ns next_dash = 0, next_save = 0;
+	mono_ns next_dash = 0;
 	struct sigaction sa;
 
 	memset(&d, 0, sizeof(d));
@@ -163,10 +163,9 @@ int main(int argc, char **argv)
 		jobs_tick(&d, now);
 		if (d.cfg.cs.on)
 			cosched_tick(&d, now);
-		if (d.state_dirty && !mono_before(now, next_save)) {
-			state_save_all(&d);
-			next_save = now + NSEC_PER_SEC; /* at most once a second when it fails */
-		}
+		/* end of the turn: one state write for all its changes, then the admin replies
+		 * (durability contract: state.c, state_commit()) */
+		admin_end_turn(&d, now);
 		if (d.dashboard && !mono_before(now, next_dash)) {
 			admin_dashboard(&d, stdout, now);
 			next_dash = now + d.cfg.dashboard_interval;

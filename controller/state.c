@@ -14,6 +14,8 @@
  * mix; a crash leaves at worst a stray temporary file, never a truncated state file.
  * A state file that does not parse or holds an out-of-range value is refused as a whole
  * with the reason (the daemon does not start rather than silently forget targets).
+ * When: once per loop turn in which something changed (group commit, state_commit()),
+ * before the turn's admin replies leave, and at exit.
  */
 #include "controller.h"
 
@@ -327,8 +329,48 @@ int state_save_all(struct ctld *d)
 		return -1;
 	}
 	d->state_dirty = false;
+	d->state_writes++;
 	log_debug("state saved to %s (%d jobs)", d->cfg.state_file, d->njobs);
 	return 0;
+}
+
+void state_mark(struct ctld *d)
+{
+	d->state_dirty = true;
+	d->state_sync = true;
+}
+
+/*
+ * Group commit. The loop (main.c) calls this once per turn through admin_end_turn(),
+ * after the turn's messages and timers were handled and before it blocks in zmq_poll
+ * again; every change of the turn goes into one write (one fsync of the file, one of the
+ * directory) instead of one per change.
+ *
+ * Durability contract: whatever the controller tells an administrator (a reply such as
+ * "target 40% applied" or "settings changed", or a listing showing them) and relies on
+ * after a restart (targets, settings) is on disk before the reply leaves. This holds
+ * because (1) every change of the persisted state is marked with state_mark() in the turn
+ * it is made, which makes this turn's write unconditional (state_sync; state_dirty alone
+ * is a failed write waiting for its retry), and (2) every admin reply of the turn is held
+ * in admin.c and sent only after this returns (admin_end_turn: state_commit, then the
+ * replies). A crash before the write loses only changes no administrator has been told
+ * of. Generations need no more than before: a restart numbers them above wall-clock
+ * seconds << 20 anyway (controller.h).
+ *
+ * On a failed write the behaviour is the one of the controller before group commit: the
+ * reason is logged, the state stays dirty and is retried at most once a second (and at
+ * once with the next change, state_mark()), and the held replies are still sent (the
+ * change is in force on the nodes; only its persistence is late).
+ */
+int state_commit(struct ctld *d, mono_ns now)
+{
+	if (!d->state_dirty)
+		return 0;
+	if (!d->state_sync && mono_before(now, d->state_due))
+		return 0;
+	d->state_sync = false;
+	d->state_due = now + NSEC_PER_SEC;
+	return state_save_all(d);
 }
 
 int state_restore(struct ctld *d, mono_ns now, char *why, size_t whylen)

@@ -12,7 +12,11 @@
  *     when its rank is announced again;
  *   - control decisions from rate reports become transactions; reports during one are
  *     deferred; a refused JOB_SET restores the previous settings;
- *   - generations only grow.
+ *   - generations only grow;
+ *   - group commit: many changes in one loop turn make one state write, at the turn's
+ *     state_commit() and not before; a restart from that file restores every target and
+ *     setting the administrator was told of; a failed write is retried at most once a
+ *     second, at once with the next change an administrator is told of.
  */
 #include <errno.h>
 #include <math.h>
@@ -37,7 +41,7 @@ struct sent {
 	mono_ns period, slice;
 	char job[PCTL_NAME_MAX + 1];
 };
-static struct sent sent[64];
+static struct sent sent[512];
 static int nsent;
 static int32_t reply_status;
 static char reply_reason[PADM_REASON_MAX + 1];
@@ -48,7 +52,7 @@ int agents_send_constraint(struct ctld *d, int node, const char *job, uint64_t g
                            mono_ns slice)
 {
 	(void)d;
-	assert_true(nsent < 64);
+	assert_true(nsent < 512);
 	/* generations never go backwards, per job (one job here) */
 	assert_true(gen >= last_gen);
 	last_gen = gen;
@@ -189,7 +193,10 @@ static void test_commit_and_busy(void **state)
 	assert_int_equal(d.jobs[j]->period, 200 * MS);
 	assert_int_equal(d.jobs[j]->slice, 60 * MS);
 	assert_int_equal(d.jobs[j]->gen, sent[0].gen);
-	assert_int_equal(access(d.cfg.state_file, R_OK), 0); /* persisted */
+	/* persisted at the end of the loop turn (group commit), not during it */
+	assert_int_equal(access(d.cfg.state_file, R_OK), -1);
+	assert_int_equal(state_commit(&d, 14), 0);
+	assert_int_equal(access(d.cfg.state_file, R_OK), 0);
 }
 
 static void test_refusal_rolls_back(void **state)
@@ -366,6 +373,162 @@ static void test_bad_targets(void **state)
 	assert_true(d.jobs[j]->target_pct == 0);
 }
 
+/* ---- group commit ---- */
+
+#define NJOBS 16
+
+static void join_job(const char *name, int node, uint32_t handle, uint32_t rank, int32_t pid,
+                     mono_ns now)
+{
+	struct pctl_job_proc p = {
+	    .job = handle, .rank = rank, .pid = pid, .event = PCTL_PROC_JOINED};
+
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	jobs_proc(&d, node, &p, now);
+}
+
+static void ack_job(const char *name, int node, uint64_t gen, mono_ns now)
+{
+	struct pctl_constraint_ack a = {.gen = gen, .status = 0};
+
+	snprintf(a.job, sizeof(a.job), "%s", name);
+	jobs_ack(&d, node, &a, now);
+}
+
+/* The target of job name in the state file on disk; -1 when not there (or no file). */
+static double target_on_disk(const char *name)
+{
+	struct state_job *js = NULL;
+	uint64_t gen;
+	char why[256];
+	double t = -1;
+	int n;
+
+	if (state_load(d.cfg.state_file, &gen, &js, &n, why, sizeof(why)) != 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(js[i].name, name) == 0)
+			t = js[i].target;
+	free(js);
+	return t;
+}
+
+/* NJOBS jobs J00.. with a rank on each node, R_max given; their state written. */
+static void many_jobs(mono_ns now)
+{
+	struct padm_request q = {.type = PADM_JOB_SET, .mask = PADM_SET_RMAX, .r_max = 1000};
+	char name[8], why[256];
+
+	for (int i = 0; i < NJOBS; i++) {
+		snprintf(name, sizeof(name), "J%02d", i);
+		join_job(name, 0, 100 + i, 0, 1000 + i, now);
+		join_job(name, 1, 100 + i, 1, 2000 + i, now);
+		assert_int_equal(
+		    jobs_set_settings(&d, job_find(&d, name), &q, CID, 3, now, why, sizeof(why)),
+		    0);
+	}
+	assert_int_equal(d.njobs, NJOBS);
+	assert_int_equal(d.state_writes, 0); /* nothing written during the turn */
+	assert_int_equal(state_commit(&d, now), 0);
+	assert_int_equal(d.state_writes, 1); /* NJOBS settings changes: one write */
+}
+
+static void test_group_commit(void **state)
+{
+	struct ctld r;
+	char name[8], why[256];
+	uint64_t maxgen = 0, fgen = 0;
+	struct state_job *js = NULL;
+	int n;
+	(void)state;
+
+	many_jobs(1);
+	nsent = nreplies = 0;
+	/* one turn: a target for every job, every node acknowledges, every admin answered */
+	for (int i = 0; i < NJOBS; i++)
+		assert_int_equal(set_target(i, 20 + i, 10, why, sizeof(why)), 1);
+	assert_int_equal(nsent, 2 * NJOBS);
+	for (int k = 0; k < nsent; k++) {
+		ack_job(sent[k].job, sent[k].node, sent[k].gen, 11);
+		maxgen = sent[k].gen > maxgen ? sent[k].gen : maxgen;
+	}
+	assert_int_equal(nreplies, NJOBS);
+	assert_non_null(strstr(reply_reason, "applied on 2 node(s)"));
+	/* committed in memory, not yet on disk: no write per commit */
+	assert_int_equal(d.state_writes, 1);
+	assert_true(d.state_dirty && d.state_sync);
+	assert_true(target_on_disk("J00") == 0);
+	/* the end of the turn: one write for the NJOBS commits */
+	assert_int_equal(state_commit(&d, 12), 0);
+	assert_int_equal(d.state_writes, 2);
+	assert_false(d.state_dirty);
+	for (int i = 0; i < NJOBS; i++) {
+		snprintf(name, sizeof(name), "J%02d", i);
+		assert_true(target_on_disk(name) == 20 + i);
+	}
+	/* a turn without changes writes nothing */
+	assert_int_equal(state_commit(&d, 13), 0);
+	assert_int_equal(d.state_writes, 2);
+
+	/* restart from that file: every acknowledged target and setting is back, and the
+	 * generations continue above every one sent */
+	assert_int_equal(state_load(d.cfg.state_file, &fgen, &js, &n, why, sizeof(why)), 0);
+	free(js);
+	assert_true(fgen > maxgen);
+	memset(&r, 0, sizeof(r));
+	ctld_config_defaults(&r.cfg);
+	snprintf(r.cfg.state_file, sizeof(r.cfg.state_file), "%s", d.cfg.state_file);
+	assert_int_equal(state_restore(&r, 20, why, sizeof(why)), 0);
+	assert_int_equal(r.njobs, NJOBS);
+	for (int i = 0; i < NJOBS; i++) {
+		snprintf(name, sizeof(name), "J%02d", i);
+		int j = job_find(&r, name);
+		assert_true(j >= 0);
+		assert_true(r.jobs[j]->target_pct == 20 + i);
+		assert_true(r.jobs[j]->set.r_max == 1000);
+		assert_true(r.jobs[j]->set.r_max_given);
+	}
+	assert_true(r.next_gen > maxgen);
+	jobs_free(&r);
+}
+
+static void test_commit_failure_retried(void **state)
+{
+	char why[256], good[CTLD_PATH_MAX];
+	int j;
+	(void)state;
+
+	j = job_a(1);
+	assert_int_equal(state_commit(&d, 2), 0);
+	assert_int_equal(d.state_writes, 1);
+	/* the state directory is gone: the write fails, the change stays dirty */
+	snprintf(good, sizeof(good), "%s", d.cfg.state_file);
+	snprintf(d.cfg.state_file, sizeof(d.cfg.state_file), "%s/gone/ctl.state", dir);
+	assert_int_equal(set_target(j, 30, 10, why, sizeof(why)), 1);
+	ack(0, sent[0].gen, 0, "", 11);
+	ack(1, sent[1].gen, 0, "", 12);
+	assert_int_equal(reply_status, 0);
+	assert_int_equal(state_commit(&d, 100 * MS), -1);
+	assert_true(d.state_dirty);
+	assert_int_equal(d.state_writes, 1);
+	/* retried at most once a second when nothing new is to be told ... */
+	snprintf(d.cfg.state_file, sizeof(d.cfg.state_file), "%s", good);
+	assert_int_equal(state_commit(&d, 600 * MS), 0);
+	assert_true(d.state_dirty);
+	assert_int_equal(d.state_writes, 1);
+	assert_int_equal(state_commit(&d, 1100 * MS), 0);
+	assert_false(d.state_dirty);
+	assert_int_equal(d.state_writes, 2);
+	assert_true(target_on_disk("A") == 30);
+	/* ... and at once with the next change an administrator is told of */
+	assert_int_equal(set_target(j, 35, 1200 * MS, why, sizeof(why)), 1);
+	ack(0, sent[2].gen, 0, "", 1201 * MS);
+	ack(1, sent[3].gen, 0, "", 1202 * MS);
+	assert_int_equal(state_commit(&d, 1203 * MS), 0);
+	assert_int_equal(d.state_writes, 3);
+	assert_true(target_on_disk("A") == 35);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +538,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_node_down_and_back, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_control_decisions, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_targets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_failure_retried, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,11 @@
  *   - atomicity: a save replaces the file by rename (new inode, no temporary file left);
  *     a save that cannot complete leaves the previous file byte for byte and reports why;
  *   - a missing file is a fresh start (-ENOENT); a corrupt one is refused as a whole with
- *     the file, the job and the field in the reason.
+ *     the file, the job and the field in the reason;
+ *   - group commit through the real admin socket (inproc): replies that promise a target
+ *     are held until the end of the loop turn, and when each one leaves the state file on
+ *     disk already holds what it tells (checked by a hook at the moment of sending); the
+ *     turn's changes make one write; a restart from it restores them.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zmq.h>
 
 #include "controller.h"
 
@@ -219,12 +224,148 @@ static void test_corrupt_refused(void **state)
 	        "initial_period < min_period");
 }
 
+/* ---- group commit through the admin socket ---- */
+
+static int hook_calls, hook_bad;
+
+static double disk_target(const char *name)
+{
+	struct state_job *js = NULL;
+	uint64_t gen;
+	char why[256];
+	double t = -1;
+	int n;
+
+	if (state_load(path, &gen, &js, &n, why, sizeof(why)) != 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(js[i].name, name) == 0)
+			t = js[i].target;
+	free(js);
+	return t;
+}
+
+/* Called by admin_end_turn just before each reply is sent: what it promises is on disk. */
+static void on_reply(struct ctld *d, const uint8_t *cid, size_t cidlen)
+{
+	(void)d;
+	(void)cid;
+	(void)cidlen;
+	hook_calls++;
+	if (disk_target("J") != 40 || disk_target("K") != 55)
+		hook_bad++;
+}
+
+static void *client(void *zctx, const char *ep, const char *job, int32_t target_milli)
+{
+	struct padm_request q = {.type = PADM_SET_RATE, .target_milli = target_milli};
+	uint8_t buf[512];
+	void *c = zmq_socket(zctx, ZMQ_REQ);
+	int n, zero = 0;
+
+	assert_non_null(c);
+	zmq_setsockopt(c, ZMQ_LINGER, &zero, sizeof(zero));
+	assert_int_equal(zmq_connect(c, ep), 0);
+	snprintf(q.job, sizeof(q.job), "%s", job);
+	n = padm_encode_request(&q, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(zmq_send(c, buf, (size_t)n, 0), n);
+	return c;
+}
+
+/* The reply waiting on c within ms (its reason in why), or -1000 when none. */
+static int reply_of(void *c, int ms, char *why, size_t len)
+{
+	zmq_pollitem_t it = {.socket = c, .events = ZMQ_POLLIN};
+	struct padm_reply r;
+	uint8_t buf[4096];
+	char err[200];
+	int n;
+
+	if (zmq_poll(&it, 1, ms) != 1)
+		return -1000;
+	n = zmq_recv(c, buf, sizeof(buf), 0);
+	assert_true(n > 0);
+	assert_int_equal(padm_decode_reply(buf, (size_t)n, &r, err, sizeof(err)), 0);
+	snprintf(why, len, "%s", r.reason);
+	padm_reply_release(&r);
+	return r.status;
+}
+
+static void test_reply_after_commit(void **state)
+{
+	struct ctld d, r;
+	zmq_pollitem_t it;
+	char why[300];
+	void *a, *b;
+	(void)state;
+
+	memset(&d, 0, sizeof(d));
+	ctld_config_defaults(&d.cfg);
+	snprintf(d.cfg.state_file, sizeof(d.cfg.state_file), "%s", path);
+	snprintf(d.cfg.admin, sizeof(d.cfg.admin), "inproc://test-ctl-state-admin");
+	d.zctx = zmq_ctx_new();
+	assert_non_null(d.zctx);
+	assert_int_equal(admin_open(&d), 0);
+	assert_int_equal(job_get(&d, "J", 1), 0);
+	assert_int_equal(job_get(&d, "K", 1), 1);
+
+	/* one turn: two administrators set targets (no node yet: committed at once) */
+	a = client(d.zctx, d.cfg.admin, "J", 40000);
+	b = client(d.zctx, d.cfg.admin, "K", 55000);
+	it.socket = d.admin;
+	it.events = ZMQ_POLLIN;
+	while (d.nheld < 2) { /* until both requests have been read */
+		assert_int_equal(zmq_poll(&it, 1, 1000), 1);
+		admin_recv(&d, 2);
+	}
+	assert_true(d.jobs[0]->target_pct == 40 && d.jobs[1]->target_pct == 55);
+	/* the replies are held: nothing sent, nothing written yet */
+	assert_int_equal(d.nheld, 2);
+	assert_int_equal(reply_of(a, 50, why, sizeof(why)), -1000);
+	assert_int_equal(reply_of(b, 0, why, sizeof(why)), -1000);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(d.state_writes, 0);
+
+	/* the end of the turn: one write, then the replies, each after the write */
+	d.reply_hook = on_reply;
+	admin_end_turn(&d, 3);
+	assert_int_equal(d.state_writes, 1);
+	assert_int_equal(hook_calls, 2);
+	assert_int_equal(hook_bad, 0);
+	assert_int_equal(d.nheld, 0);
+	assert_int_equal(reply_of(a, 1000, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "job J: target 40% set"));
+	assert_int_equal(reply_of(b, 1000, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "job K: target 55% set"));
+	/* a turn that changes nothing writes nothing */
+	admin_end_turn(&d, 4);
+	assert_int_equal(d.state_writes, 1);
+
+	/* a restart after that turn restores what the administrators were told */
+	memset(&r, 0, sizeof(r));
+	ctld_config_defaults(&r.cfg);
+	snprintf(r.cfg.state_file, sizeof(r.cfg.state_file), "%s", path);
+	assert_int_equal(state_restore(&r, 10, why, sizeof(why)), 0);
+	assert_int_equal(r.njobs, 2);
+	assert_true(r.jobs[job_find(&r, "J")]->target_pct == 40);
+	assert_true(r.jobs[job_find(&r, "K")]->target_pct == 55);
+	jobs_free(&r);
+
+	zmq_close(a);
+	zmq_close(b);
+	admin_close(&d);
+	jobs_free(&d);
+	zmq_ctx_term(d.zctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_atomic_replace, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reply_after_commit, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
