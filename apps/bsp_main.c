@@ -94,7 +94,7 @@ static int iterate(const struct bsp_cfg *c, struct bsp_net *n, struct spin *sp, 
 		apprate_bytes(r, 0, n->bytes_sent + n->bytes_recv - sent0);
 
 		if (c->verbose && t2 - last_print >= NSEC_PER_SEC) {
-			printf("bsp: rank=%u t=%.1f iterations=%llu rate=%.3f\n", c->rank,
+			printf("bsp: rank=%u t=%.3f iterations=%llu rate=%.3f\n", c->rank,
 			       app_sec(t2 - start), (unsigned long long)t->iterations,
 			       (double)(t->iterations - last_iters) / app_sec(t2 - last_print));
 			fflush(stdout);

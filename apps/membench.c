@@ -227,7 +227,7 @@ int main(int argc, char **argv)
 		if (c.duration_ns != 0 && !mono_before(now, start + c.duration_ns))
 			break;
 		if (c.verbose && now - last_print >= NSEC_PER_SEC) {
-			printf("membench: t=%.1f mb_s=%.1f\n", app_sec(now - start),
+			printf("membench: t=%.3f mb_s=%.1f\n", app_sec(now - start),
 			       (double)(bytes - last_bytes) / 1e6 / app_sec(now - last_print));
 			fflush(stdout);
 			last_print = now;

@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
 # aligned_stability.sh — rate stability of a 2-node bsp job under co-scheduling, with the
 # nodes' frames aligned (controller `align = true`: one cluster epoch) vs unaligned
-# (`align = false`, and node2's epoch set half a window period after node1's).
+# (`align = false`: every node keeps its own epoch, node2's OFF ms after node1's).
+#
+# --runs "align off:13 align off:37" (the default) runs those in that order: `align`, or
+# `off:MS` = unaligned with node2's epoch MS ms after node1's from the start (a real cluster's
+# nodes start their schedulers at unrelated times; on one machine they would start within
+# milliseconds of each other, so the offset is set), or `drift:PPM` = unaligned with node2's
+# epoch moved forward by PPM us every second from the job's start: two nodes whose clocks
+# are not synchronised and run PPM parts per million apart (one machine has one clock, so
+# the drift is emulated; with `align` the agents re-assert the cluster epoch every 5 s, which
+# is what keeps synchronised nodes together). The controller's granularity search is
+# free (adaptive, epsilon 3 %, from initial_period 100 ms = 1 window-set per frame): every
+# change of the windows' period T/k moves an unaligned offset modulo T/k, so the control loop
+# is part of what is measured. --hold instead holds the granularity at 4 window-sets per
+# frame (control periods in [24 ms, 25 ms]) and sets an `off:` offset to half the window
+# period once the windows are known (the constant-offset experiment).
 #
 # Two namespace-nodes (tests/helpers/netns_lib.sh: node1 = first CPU, node2 = second), the
 # controller with `coschedule = true`, frame 100 ms, slot 5 ms, the granularity held at 4
@@ -17,8 +31,9 @@
 # controller involved) records its run intervals; the median difference of the window
 # starts node2 - node1 is the frames' offset (modulo 100 ms).
 #
-# usage: bench/aligned_stability.sh [--duration S] [--settle S] [--target PCT]
-#                                   [--bin DIR] [--out FILE] [--bsp "ARGS"]
+# usage: bench/aligned_stability.sh [--duration S] [--settle S] [--target PCT] [--hold]
+#                                   [--runs "align off:MS ..."] [--bin DIR] [--out FILE]
+#                                   [--bsp "ARGS"]
 # Root; takes /tmp/vsched-rt.lock for each run (about 70 s each). Results: a table on
 # stdout, and the markdown section in --out (default /tmp/results-align.md).
 set -uo pipefail
@@ -29,6 +44,8 @@ SETTLE=15
 TARGET=40
 OUT=/tmp/results-align.md
 BSP_ARGS=(--compute 20ms --msg 16KiB)
+RUNS="align off:13 align off:37"
+HOLD=false
 CMDLINE="$0 $*"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -38,7 +55,9 @@ while [ $# -gt 0 ]; do
 	--bin) VS_BIN=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--bsp) read -r -a BSP_ARGS <<<"$2"; shift 2 ;;
-	*) echo "usage: $0 [--duration S] [--settle S] [--target PCT] [--bin DIR] [--out FILE] [--bsp ARGS]" >&2; exit 2 ;;
+	--runs) RUNS=$2; shift 2 ;;
+	--hold) HOLD=true; shift ;;
+	*) echo "usage: $0 [--duration S] [--settle S] [--target PCT] [--hold] [--runs \"align off:MS ...\"] [--bin DIR] [--out FILE] [--bsp ARGS]" >&2; exit 2 ;;
 	esac
 done
 skip() { echo "SKIP: $*"; exit 77; }
@@ -69,34 +88,56 @@ win() {
 		jq -r ".[] | select(.pid == $2) | \"\(.period_ns) \" + ([.windows[] | \"\(.phase_ns)+\(.deadline_ns)/\(.slice_ns)\"] | join(\" \"))"
 }
 
-# run ALIGN (true|false)
+# run IDX SPEC: one run; SPEC = align | off:MS
 run() {
-	local align=$1 tag E P W1 W2 same=0 prev= t0 tm0 tm1 r node pid p1 p2 pushes off wend
-	tag=$([ "$align" = true ] && echo A || echo B)
+	local i idx=$1 spec=$2 align=true offms=0 tag E P W1 W2 same=0 prev= t0 tm0 tm1 p1 p2 pushes off wend ws
+	local ppm=0 drifter=
+	case $spec in
+	align) ;;
+	off:*) align=false offms=${spec#off:} ;;
+	drift:*) align=false ppm=${spec#drift:} ;;
+	*) die "--runs: '$spec' is not 'align', 'off:MS' or 'drift:PPM'" ;;
+	esac
+	tag=r$idx
 	NETNS_STATE="$WORK/$tag"
 	NETNS_PREFIX="vs-b$$$tag-"
 	mkdir -p "$NETNS_STATE"
 	NETNS_CTL_EXTRA="coschedule = true;
 frame = \"100ms\";
 slot = \"5ms\";
-align = $align;
+align = $align;"
+	if $HOLD; then
+		NETNS_CTL_EXTRA+="
 initial_period = \"25ms\";
 min_period = \"24ms\";"
+	fi
 	RT_LOCK_TAKEN=
 	rt_lock 600
 	[ -n "${RT_LOCK_TAKEN:-}" ] || rt_lock_held_by_ancestor || die "rt_lock did not take $RT_LOCK_FILE"
-	echo "run $tag (align = $align): lock taken $(date -u +%T)"
+	echo "run $tag ($spec): lock taken $(date -u +%T)"
 	netns_up 2 || die "netns_up failed"
 	if [ -z "$RMAX" ]; then
 		RMAX=$(NETNS_RT=1 netns_measure_rmax full 1 "${BSP_ARGS[@]}") || die "R_max measurement failed"
 		echo "R_max = $RMAX iterations/s"
 	fi
-	E=$(( ($(date +%s) - 1) * 1000000000 ))
-	if [ "$align" = false ]; then
-		# both nodes on a known epoch first; node2 moves once the windows are known
-		netns_vctl 1 epoch "$E" >/dev/null && netns_vctl 2 epoch "$E" >/dev/null || die "epoch refused"
+	E=$((($(date +%s) - 1) * 1000000000))
+	if ! $align; then
+		# every node its own epoch (the controller sends none with align = false); with
+		# --hold node2 moves by half the window period once the windows are known
+		$HOLD && offms=0
+		netns_vctl 1 epoch "$E" >/dev/null && netns_vctl 2 epoch $((E + offms * MS)) >/dev/null ||
+			die "epoch refused"
 	fi
 	t0=$(date +%s%N)
+	if [ "$ppm" != 0 ]; then
+		# node2's clock runs ppm faster: its epoch E + ppm * elapsed, re-set every second
+		(
+			while sleep 1; do
+				netns_vctl 2 epoch $((E + ($(date +%s%N) - t0) / 1000000 * ppm)) >/dev/null || exit 1
+			done
+		) &
+		drifter=$!
+	fi
 	netns_run_job bsp 1 "${BSP_ARGS[@]}" -v --timeout 60s --duration $((SETTLE + DUR + 8))s || die "bsp did not start"
 	netns_wait_until 15 netns_job_is bsp ranks 2 || die "bsp's ranks not seen"
 	netns_actl job set bsp --rmax "$RMAX" >/dev/null || die "job set --rmax refused"
@@ -116,30 +157,44 @@ min_period = \"24ms\";"
 		prev=$W1
 		[ $same -lt 12 ] || break
 	done
-	read -r P _ <<<"$W1"
-	[ -n "$P" ] || die "no windows for bsp on node1"
-	if [ "$align" = false ]; then
+	if ! $align && $HOLD; then
+		read -r P _ <<<"$W1"
+		[ -n "$P" ] || die "no windows for bsp on node1"
 		netns_vctl 2 epoch $((E + P / 2)) >/dev/null || die "node2 epoch refused"
 		echo "node2's epoch set $((P / 2000)) us after node1's (half the window period $((P / 1000)) us)"
 	fi
 	# the rest of the settling time
 	while [ $(($(date +%s%N) - t0)) -lt $((SETTLE * 1000 * MS)) ]; do sleep 0.2; done
+	W1=$(win 1 "$p1")
 	pushes=$(grep -c 'window(s) gen .* -> node' "$NETNS_STATE/ctl/controller.log")
 	tm0=$(date +%s%N)
-	sleep "$DUR"
+	# the window period on node1 once a second: how often the granularity moved
+	: >"$NETNS_STATE/periods"
+	while [ $(($(date +%s%N) - tm0)) -lt $((DUR * 1000 * MS)) ]; do
+		win 1 "$p1" | cut -d' ' -f1 >>"$NETNS_STATE/periods"
+		sleep 1
+	done
 	tm1=$(date +%s%N)
+	if [ -n "$drifter" ]; then
+		kill "$drifter" 2>/dev/null
+		wait "$drifter" 2>/dev/null
+	fi
 	pushes=$(($(grep -c 'window(s) gen .* -> node' "$NETNS_STATE/ctl/controller.log") - pushes))
-	wend="$(win 1 "$p1") | $(win 2 "$p2")"
+	ws=$(awk 'NF { if ($1 != last) { n++; out = out (n > 1 ? "," : "") $1 / 1000000 } last = $1 }
+		END { printf "%d changes: %s ms", n - 1, out }' "$NETNS_STATE/periods")
+	wend="$(win 1 "$p1") ; $(win 2 "$p2")"
 	netns_job_wait bsp || echo "warning: a bsp rank failed: $(cat "$NETNS_STATE"/jobs/bsp/rank-*.out | grep -v '^bsp: rank=' | head -3)"
-	# per-second samples of rank 0 whose interval lies in [tm0, tm1]
-	awk -v a="$(( (tm0 - t0) / MS ))" -v b="$(( (tm1 - t0) / MS ))" '
+	# per-second samples of rank 0 whose interval lies in [tm0, tm1]; band = share of the
+	# samples with 100 * rate / R_max within the target +- 3 points (the controller's epsilon)
+	awk -v a="$(((tm0 - t0) / MS))" -v b="$(((tm1 - t0) / MS))" -v rmax="$RMAX" -v tgt="$TARGET" '
 		/^bsp: rank=0 t=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 			t = v["t"] * 1000; if (t - 1000 * 1.0 >= a - 200 && t <= b + 200) {
 				n++; s += v["rate"]; ss += v["rate"] * v["rate"]
+				u = 100 * v["rate"] / rmax; if (u >= tgt - 3 && u <= tgt + 3) band++
 				if (n == 1) { i0 = pi; t0 = pt } ; i1 = v["iterations"]; t1 = t }
 			pi = v["iterations"]; pt = t }
 		END { m = s / n; sd = sqrt((ss - n * m * m) / (n - 1));
-			printf "%d %.3f %.3f %.2f %.3f\n", n, m, sd, 100 * sd / m, (i1 - i0) / ((t1 - t0) / 1000) }' \
+			printf "%d %.3f %.3f %.2f %.3f %.0f\n", n, m, sd, 100 * sd / m, (i1 - i0) / ((t1 - t0) / 1000), 100 * band / n }' \
 		"$NETNS_STATE/jobs/bsp/rank-0.out" >"$WORK/$tag.stats"
 	# the frames' offset, measured: one identical window on each node's vsched
 	for i in 1 2; do
@@ -156,29 +211,47 @@ min_period = \"24ms\";"
 	# release the lock between the runs (rt_lock takes it again only without RT_LOCK_TAKEN)
 	flock -u 9
 	RT_LOCK_TAKEN=
-	read -r n m sd cv its <"$WORK/$tag.stats"
-	RES[$tag]="$n|$m|$sd|$cv|$its|$((P / 1000))|$W1|$pushes|$off|$wend"
-	echo "run $tag: samples=$n mean=$m sd=$sd cv=$cv% it/s=$its; windows at start: $W1; at end: $wend; window pushes during the measurement: $pushes; probe: $off"
+	read -r n m sd cv its band <"$WORK/$tag.stats"
+	RES[$tag]="$n|$m|$sd|$cv|$its|$band|$spec|$W1|$pushes|$off|$wend|$ws"
+	echo "run $tag ($spec): samples=$n mean=$m sd=$sd cv=$cv% it/s=$its in-band=$band%; windows after settling: $W1; at end: $wend; window pushes during the measurement: $pushes; window period: $ws; probe: $off"
 }
 
-run true
-run false
+TAGS=()
+nrun=0
+for spec in $RUNS; do
+	nrun=$((nrun + 1))
+	run "$nrun" "$spec"
+	TAGS+=("r$nrun")
+done
 
 f() { cut -d'|' -f"$2" <<<"${RES[$1]}"; }
 offset_line() { sed -n 's/.*med_us=\(-\?[0-9]*\).*/\1/p' <<<"$1"; }
-madA=$(offset_line "$(f A 9)")
-madB=$(offset_line "$(f B 9)")
+row() { # row LABEL FIELD [SUFFIX]
+	local t line="| $1 |"
+	for t in "${TAGS[@]}"; do line+=" $(f "$t" "$2")${3:-} |"; done
+	echo "$line"
+}
 TABLE=$(
-	printf '| | A: align = true | B: align = false, node2 epoch + P/2 |\n|---|---|---|\n'
-	printf '| node2 - node1 frame offset (measured, median, mod 100 ms) | %s us | %s us |\n' "$madA" "$madB"
-	printf '| window period P, windows (phase+deadline/slice ns) at start | %s us: %s | %s us: %s |\n' "$(f A 6)" "$(f A 7 | cut -d' ' -f2-)" "$(f B 6)" "$(f B 7 | cut -d' ' -f2-)"
-	printf '| window pushes during the measurement | %s | %s |\n' "$(f A 8)" "$(f B 8)"
-	printf '| per-second samples | %s | %s |\n' "$(f A 1)" "$(f B 1)"
-	printf '| mean rate (it/s) | %s | %s |\n' "$(f A 2)" "$(f B 2)"
-	printf '| standard deviation (it/s) | %s | %s |\n' "$(f A 3)" "$(f B 3)"
-	printf '| coefficient of variation | %s %% | %s %% |\n' "$(f A 4)" "$(f B 4)"
-	printf '| iterations/s over the interval | %s | %s |\n' "$(f A 5)" "$(f B 5)"
-	printf '| R_max (it/s), target | %s, %s %% | %s, %s %% |\n' "$RMAX" "$TARGET" "$RMAX" "$TARGET"
+	line="| |"
+	sep="|---|"
+	for t in "${TAGS[@]}"; do
+		line+=" $t: $(f "$t" 7) |"
+		sep+="---|"
+	done
+	echo "$line"
+	echo "$sep"
+	line="| node2 - node1 frame offset (measured, median, mod 100 ms) |"
+	for t in "${TAGS[@]}"; do line+=" $(offset_line "$(f "$t" 10)") us |"; done
+	echo "$line"
+	row "windows after settling (period phase+deadline/slice ns)" 8
+	row "window period during the measurement (1/s samples)" 12
+	row "window pushes during the measurement" 9
+	row "per-second samples" 1
+	row "mean rate (it/s)" 2
+	row "standard deviation (it/s)" 3
+	row "coefficient of variation" 4 " %"
+	row "samples within target +- 3 points" 6 " %"
+	row "iterations/s over the interval" 5
 )
 echo
 echo "$TABLE"
@@ -186,7 +259,12 @@ echo "$TABLE"
 	echo "## Rate stability of a 2-node bsp job: aligned vs unaligned co-scheduling frames"
 	echo
 	echo "Date: $(date -u +'%F %T UTC'). Command: \`$CMDLINE\` (VS_BIN=$VS_BIN)."
-	echo "bsp ${BSP_ARGS[*]}, one rank per node, target $TARGET %; controller coschedule, frame 100 ms, slot 5 ms, granularity held at 4 window-sets per frame (initial_period 25 ms, min_period 24 ms); settle ${SETTLE} s, then ${DUR} s measured (bsp -v per-second rates of rank 0)."
+	if $HOLD; then
+		g="granularity held at 4 window-sets per frame (initial_period 25 ms, min_period 24 ms)"
+	else
+		g="granularity search free (adaptive, epsilon 3 %, from 1 window-set per frame)"
+	fi
+	echo "bsp ${BSP_ARGS[*]}, one rank per node, R_max $RMAX it/s, target $TARGET %; controller coschedule, frame 100 ms, slot 5 ms, $g; settle ${SETTLE} s, then ${DUR} s measured (bsp -v per-second rates of rank 0)."
 	echo
 	echo "$TABLE"
 	echo

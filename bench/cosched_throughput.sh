@@ -11,8 +11,10 @@
 # 45 %: mA, mB = membench at one cache line stride (--stride max, 64 MiB, memory-bound),
 # cA, cB = one-rank bsp, 5 ms of computation per iteration, no messages (compute-bound).
 #   fitness  coschedule = true; pairing = "fitness"
-#   edf      coschedule = false: every job one (100 ms, 45 ms) reservation, releases where
-#            vsched added it (not aligned), so which jobs overlap is left to chance
+#   edf      coschedule = false: every job one (100 ms, 45 ms) reservation at phase 0 of
+#            vsched's own epoch, so all four are released together and EDF's tie rule (the
+#            lower task index first) decides which run together: one draw of "oblivious",
+#            fixed by the order the jobs registered (bench/cosched_replay.sh draws many)
 #   worst    coschedule = true; pairing = "worst"
 # After SETTLE s, each job's throughput over MEASURE s from its own per-second output
 # (membench -v: bytes moved per interval -> MB/s; bsp -v: iterations -> iterations/s),
@@ -31,6 +33,7 @@ ORDER=${ORDER:-fitness edf worst} # the order the configurations run in
 source "$VS_SRC/tests/integration/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
 source "$VS_SRC/tests/helpers/cosched_lib.sh"
+source "$VS_SRC/bench/cosched_rates.sh"
 need_root
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 command -v jq >/dev/null || skip "needs jq"
@@ -47,25 +50,6 @@ stop_all() {
 	PIDS=()
 }
 
-# membench MB/s over the lines after line n0 up to line n1 of FILE: bytes of each interval
-# = mb_s * (t_i - t_(i-1)), summed, over t_n1 - t_n0.
-mb_rate() {
-	awk -v n0="$2" -v n1="$3" '/^membench: t=/ {
-		k++; split($2, a, "="); split($3, b, "="); t = a[2]; m = b[2]
-		if (k == n0) t0 = t
-		if (k > n0 && k <= n1) { bytes += m * (t - prev); t1 = t }
-		prev = t }
-		END { if (t1 > t0) printf "%.1f", bytes / (t1 - t0); else print "nan" }' "$1"
-}
-# bsp iterations/s between line n0 and line n1 (cumulative iterations).
-it_rate() {
-	awk -v n0="$2" -v n1="$3" '/^bsp: rank=0 t=/ {
-		k++; split($3, a, "="); split($4, b, "=")
-		if (k == n0) { t0 = a[2]; i0 = b[2] }
-		if (k == n1) { t1 = a[2]; i1 = b[2] } }
-		END { if (t1 > t0) printf "%.2f", (i1 - i0) / (t1 - t0); else print "nan" }' "$1"
-}
-nlines() { grep -c "^$2: .*t=" "$1" || true; }
 
 # committed: the job has its constraint in force (45 ms of 100 ms; with co-scheduling the
 # planned windows, cosched_lib's job_settled).
