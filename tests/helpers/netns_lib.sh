@@ -29,6 +29,7 @@
 #   netns_down                  stops what was started (by pid), deletes the namespaces
 #   netns_start_controller      (re)starts the controller (after editing $NETNS_CTL_EXTRA)
 #   netns_stop_controller
+#   netns_end_clean             a test's end: daemons exit 0, no sanitizer report, netns_down
 #   netns_run_job JOB K ARGS..  bsp ranks, K per node, over the veth addresses (ARGS: bsp's)
 #   netns_run_prog JOB K CMD..  any program as the job's ranks (`vschedctl job run`), K per
 #                               node; {rank} and {node} in CMD replaced
@@ -441,6 +442,30 @@ netns_up_steps() {
 
 # netns_down: stops every recorded process (ranks first, then agents, vscheds, controller),
 # deletes every recorded namespace (which takes their veth ends with them). Idempotent.
+# netns_end_clean: the end of a test: SIGTERM to every node's agent and vsched and to the
+# controller (each must exit 0), no sanitizer report in a daemon's log or a rank's output,
+# netns_down, no namespace of this run left. Returns 1 with the reason in NETNS_END_WHY.
+# Runs in the test's own shell (the daemons are its children: `wait` needs that).
+netns_end_clean() {
+	local role pid rc left
+	NETNS_END_WHY=
+	for role in agent:node1 agent:node2 vsched:node1 vsched:node2 controller; do
+		read -r pid _ < <(awk -v r="$role" '$3 == r' "$NETNS_STATE/pids")
+		kill -TERM "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		[ "$rc" = 0 ] || { NETNS_END_WHY="$role exited $rc at SIGTERM"; return 1; }
+	done
+	if grep -El 'AddressSanitizer|LeakSanitizer|runtime error:' "$NETNS_STATE"/ctl/*.log \
+		"$NETNS_STATE"/node*/*.log "$NETNS_STATE"/jobs/*/rank-*.out; then
+		NETNS_END_WHY="sanitizer report in a daemon's log or a rank's output"
+		return 1
+	fi
+	netns_down || { NETNS_END_WHY="netns_down failed"; return 1; }
+	left=$(ip netns list | awk '{ print $1 }' | grep -c "^$NETNS_PREFIX" || true)
+	[ "$left" = 0 ] || { NETNS_END_WHY="$left namespace(s) left after netns_down"; return 1; }
+}
+
 netns_down() {
 	local ns rc=0 left
 	[ -n "${NETNS_STATE:-}" ] && [ -d "$NETNS_STATE" ] || return 0

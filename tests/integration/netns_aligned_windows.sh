@@ -234,19 +234,5 @@ npass "(3) control: node2's epoch shifted by $((SHIFT / 1000)) us is detected: m
 check_aligned "(4) node2 back at the cluster epoch (put back by its agent)" "$RC" 3
 
 # Stop the daemons: each must exit 0 with no sanitizer report in its log.
-for role in agent:node1 agent:node2 vsched:node1 vsched:node2 controller; do
-	read -r pid _ < <(awk -v r="$role" '$3 == r' "$NETNS_STATE/pids")
-	kill -TERM "$pid"
-	rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ] || nfail "$role exited $rc at SIGTERM"
-done
-if grep -El 'AddressSanitizer|LeakSanitizer|runtime error:' "$NETNS_STATE"/ctl/*.log \
-	"$NETNS_STATE"/node*/*.log "$NETNS_STATE"/jobs/*/rank-*.out; then
-	nfail "sanitizer report in a daemon's log or a rank's output"
-fi
-npass "(5) every daemon stopped cleanly (exit 0, no sanitizer report)"
-netns_down || nfail "netns_down failed"
-left=$(ip netns list | awk '{ print $1 }' | grep -c "^$NETNS_PREFIX" || true)
-[ "$left" = 0 ] || nfail "$left namespace(s) left after netns_down"
-npass "namespaces and veth pairs removed"
+netns_end_clean || nfail "$NETNS_END_WHY"
+npass "(5) every daemon stopped cleanly (exit 0, no sanitizer report); namespaces and veth pairs removed"
