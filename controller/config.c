@@ -9,21 +9,11 @@
 #include <errno.h>
 #include <libconfig.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cfgutil.h"
 #include "duration.h"
-
-void ctld_fmt(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static const char *const known_keys[] = {
     "agent_endpoint",
@@ -59,8 +49,6 @@ static const char *const known_keys[] = {
 static const char *const algo_names[] = {"linear", "adaptive", NULL};
 static const char *const agg_names[] = {"slowest", "mean", NULL};
 static const char *const calib_names[] = {"run", "observed", NULL};
-/* = enum fit_pairing */
-static const char *const pairing_names[] = {"fitness", "oblivious", "worst", NULL};
 
 /* A boolean key (true/false); absent keeps *out. */
 static int get_bool(const config_t *cfg, const char *key, bool *out, char *why, size_t whylen)
@@ -94,7 +82,7 @@ static int load_cosched(const config_t *cfg, struct ctld_cosched *cs, char *why,
 	                     &cs->bw_window, why, whylen) ||
 	    cfg_get_double(cfg, "node_mem_capacity", 0, 1e15, &mem, why, whylen) ||
 	    cfg_get_double(cfg, "node_net_capacity", 0, 1e15, &net, why, whylen) ||
-	    cfg_get_enum(cfg, "pairing", pairing_names, &idx, why, whylen))
+	    cfg_get_enum(cfg, "pairing", fit_pairing_names, &idx, why, whylen))
 		return -1;
 	cs->mem_cap = (uint64_t)mem;
 	cs->net_cap = (uint64_t)net;
@@ -146,24 +134,6 @@ void ctld_config_defaults(struct ctld_config *c)
 	c->cs.align = true;
 }
 
-void ctld_config_control_params(const struct ctld_config *c, const struct job_settings *s,
-                                double target, struct control_params *p)
-{
-	control_params_default(p);
-	p->algo = (enum control_algo)s->algo;
-	p->agg = (enum control_agg)s->agg;
-	p->calib = (enum control_calib)c->calib;
-	p->epsilon_pct = s->eps_pct;
-	p->r_max = s->r_max;
-	p->target_pct = target;
-	p->delta_period_ns = s->delta_period;
-	p->min_period_ns = s->min_period;
-	p->min_slice_ns = s->min_slice;
-	p->initial_period_ns = s->initial_period;
-	p->round_timeout_ns = c->round_timeout;
-	p->apply_latency_ns = c->apply_latency;
-}
-
 static int get_endpoint(const config_t *cfg, const char *key, char *out, size_t cap, char *why,
                         size_t whylen)
 {
@@ -176,7 +146,7 @@ static int get_endpoint(const config_t *cfg, const char *key, char *out, size_t 
 	return 0;
 }
 
-int ctld_config_load(struct ctld_config *c, const char *path, char *why, size_t whylen)
+int ctld_config_load(const char *path, struct ctld_config *c, char *why, size_t whylen)
 {
 	config_t cfg;
 	struct control_params p;
@@ -232,11 +202,9 @@ int ctld_config_load(struct ctld_config *c, const char *path, char *why, size_t 
 		snprintf(why, whylen, "node_timeout: must be longer than heartbeat");
 		goto out;
 	}
-	if (c->job.initial_period < c->job.min_period) {
-		snprintf(why, whylen, "initial_period: must be >= min_period");
+	if (settings_check(&c->job, why, whylen) != 0)
 		goto out;
-	}
-	ctld_config_control_params(c, &c->job, c->default_target, &p);
+	settings_control_params(c, &c->job, c->default_target, &p);
 	if (control_params_check(&p) != 0) {
 		snprintf(why, whylen,
 		         "job defaults rejected by the control algorithm (is default_target's "
@@ -249,7 +217,7 @@ out:
 	return rc;
 }
 
-void ctld_config_print(const struct ctld_config *c, FILE *f)
+void ctld_config_print(FILE *f, const struct ctld_config *c)
 {
 	char b[32];
 
@@ -279,7 +247,7 @@ void ctld_config_print(const struct ctld_config *c, FILE *f)
 	fprintf(f, "bw_window = \"%s\";\n", DUR(c->cs.bw_window));
 	fprintf(f, "node_mem_capacity = %llu;\n", (unsigned long long)c->cs.mem_cap);
 	fprintf(f, "node_net_capacity = %llu;\n", (unsigned long long)c->cs.net_cap);
-	fprintf(f, "pairing = \"%s\";\n", pairing_names[c->cs.pairing]);
+	fprintf(f, "pairing = \"%s\";\n", fit_pairing_names[c->cs.pairing]);
 	fprintf(f, "align = %s;\n", c->cs.align ? "true" : "false");
 #undef DUR
 }

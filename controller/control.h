@@ -266,7 +266,7 @@ const char *control_algo_name(enum control_algo a);
 /* Parses "linear"/"adaptive". Returns 0 or -EINVAL. */
 int control_algo_parse(const char *s, enum control_algo *out);
 
-/* Internal, shared by control_*.c. */
+/* control_step.c: internal, shared by control_*.c */
 void control_apply(struct control_job *job, mono_ns period, double u_pct, mono_ns now,
                    enum control_reason why, struct control_decision *out);
 void control_keep(const struct control_job *job, enum control_reason why,

@@ -247,111 +247,138 @@ static enum feed golden_next(struct control_job *job, double *next)
 	return FEED_NEXT;
 }
 
+#define X_TINY 1e-9 /* positions closer than this are the same */
+
+/* The first probe (out of band): descend towards finer periods, or ascend from the finest. */
+static enum feed feed_first(struct control_job *job, double x, double e, double *next)
+{
+	double lo = x_lo(job), hi = x_hi(job);
+
+	job->s_best_x = x;
+	job->s_best_e = e;
+	job->s_prev_x = NAN; /* NAN: no worse point above the best known yet */
+	if (x > lo + X_TINY) {
+		job->search = CONTROL_S_DESCEND;
+		*next = fmax(x - 1, lo);
+		return FEED_NEXT;
+	}
+	job->search = CONTROL_S_ASCEND;
+	job->s_lo = lo;
+	if (x >= hi - X_TINY)
+		return FEED_DONE;
+	*next = fmin(x + 1, hi);
+	return FEED_NEXT;
+}
+
+/* Descending (halving the period): on while not worse, then bracket and refine. */
+static enum feed feed_descend(struct control_job *job, double x, double e, bool worse, double *next)
+{
+	double lo = x_lo(job), hi = x_hi(job);
+
+	if (fabs(e) < fabs(job->s_best_e) || !worse) {
+		if (fabs(e) < fabs(job->s_best_e)) {
+			if (isnan(job->s_prev_x) || job->s_best_x > x)
+				job->s_prev_x = job->s_best_x; /* point above */
+			job->s_best_x = x;
+			job->s_best_e = e;
+		}
+		if (x <= lo + X_TINY) {
+			job->s_lo = lo;
+			job->s_hi =
+			    isnan(job->s_prev_x) ? fmin(job->s_best_x + 1, hi) : job->s_prev_x;
+			job->search = CONTROL_S_GOLDEN;
+			return golden_next(job, next);
+		}
+		*next = fmax(x - 1, lo);
+		return FEED_NEXT;
+	}
+	job->s_lo = x;
+	if (!isnan(job->s_prev_x)) {
+		job->s_hi = job->s_prev_x;
+		job->search = CONTROL_S_GOLDEN;
+		return golden_next(job, next);
+	}
+	/* the start was the best: the optimum may be coarser */
+	if (job->s_best_x < hi - X_TINY) {
+		job->search = CONTROL_S_ASCEND;
+		*next = fmin(job->s_best_x + 1, hi);
+		return FEED_NEXT;
+	}
+	job->s_hi = hi;
+	job->search = CONTROL_S_GOLDEN;
+	return golden_next(job, next);
+}
+
+/* Ascending (doubling the period): on while not worse, then bracket and refine. */
+static enum feed feed_ascend(struct control_job *job, double x, double e, bool worse, double *next)
+{
+	double hi = x_hi(job);
+
+	if (fabs(e) < fabs(job->s_best_e) || !worse) {
+		if (fabs(e) < fabs(job->s_best_e)) {
+			job->s_lo = job->s_best_x;
+			job->s_best_x = x;
+			job->s_best_e = e;
+		}
+		if (x >= hi - X_TINY) {
+			job->s_hi = hi;
+			job->search = CONTROL_S_GOLDEN;
+			return golden_next(job, next);
+		}
+		*next = fmin(x + 1, hi);
+		return FEED_NEXT;
+	}
+	job->s_hi = x;
+	job->search = CONTROL_S_GOLDEN;
+	return golden_next(job, next);
+}
+
+/* Golden-section refinement of the bracket [s_lo, s_hi] around s_best_x. */
+static enum feed feed_golden(struct control_job *job, double x, double e, double *next)
+{
+	double c = job->s_best_x;
+
+	if (fabs(e) < fabs(job->s_best_e)) {
+		if (x < c)
+			job->s_hi = c;
+		else
+			job->s_lo = c;
+		job->s_best_x = x;
+		job->s_best_e = e;
+	} else if (x < c) {
+		job->s_lo = x;
+	} else {
+		job->s_hi = x;
+	}
+	return golden_next(job, next);
+}
+
 /*
  * Feeds the error e measured (or remembered) at x into the search; returns FOUND (e in
  * band), DONE (exhausted, best in s_best_*) or NEXT with the next x to probe in *next.
  */
 static enum feed search_feed(struct control_job *job, double x, double e, double *next)
 {
-	const double eps = job->p.epsilon_pct, tiny = 1e-9;
-	double lo = x_lo(job), hi = x_hi(job);
-	bool first = job->s_steps == 0;
+	bool first = job->s_steps == 0, worse;
 
 	job->s_steps++;
-	if (fabs(e) <= eps) {
+	if (fabs(e) <= job->p.epsilon_pct) {
 		job->s_best_x = x;
 		job->s_best_e = e;
 		return FEED_FOUND;
 	}
-	if (first) {
-		job->s_best_x = x;
-		job->s_best_e = e;
-		job->s_prev_x = NAN; /* NAN: no worse point above the best known yet */
-		if (x > lo + tiny) {
-			job->search = CONTROL_S_DESCEND;
-			*next = fmax(x - 1, lo);
-			return FEED_NEXT;
-		}
-		job->search = CONTROL_S_ASCEND;
-		job->s_lo = lo;
-		if (x >= hi - tiny)
-			return FEED_DONE;
-		*next = fmin(x + 1, hi);
-		return FEED_NEXT;
-	}
-
+	if (first)
+		return feed_first(job, x, e, next);
 	/* A single report is noisy: a probe is "worse" only if it is worse by more than the
 	 * noise; within the noise the halving goes on (the bottom of |e| is flat). */
-	bool worse = fabs(e) > fabs(job->s_best_e) + job->noise_pct;
-
+	worse = fabs(e) > fabs(job->s_best_e) + job->noise_pct;
 	switch (job->search) {
 	case CONTROL_S_DESCEND:
-		if (fabs(e) < fabs(job->s_best_e) || !worse) {
-			if (fabs(e) < fabs(job->s_best_e)) {
-				if (isnan(job->s_prev_x) || job->s_best_x > x)
-					job->s_prev_x = job->s_best_x; /* point above */
-				job->s_best_x = x;
-				job->s_best_e = e;
-			}
-			if (x <= lo + tiny) {
-				job->s_lo = lo;
-				job->s_hi = isnan(job->s_prev_x) ? fmin(job->s_best_x + 1, hi)
-				                                 : job->s_prev_x;
-				job->search = CONTROL_S_GOLDEN;
-				return golden_next(job, next);
-			}
-			*next = fmax(x - 1, lo);
-			return FEED_NEXT;
-		}
-		job->s_lo = x;
-		if (!isnan(job->s_prev_x)) {
-			job->s_hi = job->s_prev_x;
-			job->search = CONTROL_S_GOLDEN;
-			return golden_next(job, next);
-		}
-		/* the start was the best: the optimum may be coarser */
-		if (job->s_best_x < hi - tiny) {
-			job->search = CONTROL_S_ASCEND;
-			*next = fmin(job->s_best_x + 1, hi);
-			return FEED_NEXT;
-		}
-		job->s_hi = hi;
-		job->search = CONTROL_S_GOLDEN;
-		return golden_next(job, next);
+		return feed_descend(job, x, e, worse, next);
 	case CONTROL_S_ASCEND:
-		if (fabs(e) < fabs(job->s_best_e) || !worse) {
-			if (fabs(e) < fabs(job->s_best_e)) {
-				job->s_lo = job->s_best_x;
-				job->s_best_x = x;
-				job->s_best_e = e;
-			}
-			if (x >= hi - tiny) {
-				job->s_hi = hi;
-				job->search = CONTROL_S_GOLDEN;
-				return golden_next(job, next);
-			}
-			*next = fmin(x + 1, hi);
-			return FEED_NEXT;
-		}
-		job->s_hi = x;
-		job->search = CONTROL_S_GOLDEN;
-		return golden_next(job, next);
-	case CONTROL_S_GOLDEN: {
-		double c = job->s_best_x;
-		if (fabs(e) < fabs(job->s_best_e)) {
-			if (x < c)
-				job->s_hi = c;
-			else
-				job->s_lo = c;
-			job->s_best_x = x;
-			job->s_best_e = e;
-		} else if (x < c) {
-			job->s_lo = x;
-		} else {
-			job->s_hi = x;
-		}
-		return golden_next(job, next);
-	}
+		return feed_ascend(job, x, e, worse, next);
+	case CONTROL_S_GOLDEN:
+		return feed_golden(job, x, e, next);
 	default:
 		return FEED_DONE;
 	}

@@ -1,7 +1,8 @@
 /*
  * Controller core: job state, rank aggregation, R_max calibration, the U = target
  * invariant, state classification. The per-algorithm decisions are in control_linear.c
- * (paper 004 Sect. 4.2, exactly) and control_adaptive.c.
+ * (paper 004 Sect. 4.2, exactly) and control_adaptive.c; both apply them through
+ * control_step.c.
  *
  * Rounds. A job-level report ("evaluation", one control iteration) is made when every rank
  * has reported at least once since the previous evaluation, or, if round_timeout_ns is set,
@@ -30,15 +31,6 @@
 #include <string.h>
 
 #include "control.h"
-
-/* Broken invariants are fatal (STYLE.md), also in release builds where assert() is off. */
-#define ctl_assert(c) ((c) ? (void)0 : ctl_assert_fail(#c, __FILE__, __LINE__))
-
-static void ctl_assert_fail(const char *what, const char *file, int line)
-{
-	fprintf(stderr, "vsched_control: invariant broken: %s (%s:%d)\n", what, file, line);
-	abort();
-}
 
 void control_params_default(struct control_params *p)
 {
@@ -103,81 +95,6 @@ int control_params_check(const struct control_params *p)
 	    control_slice_for(p->initial_period_ns, p->target_pct) < p->min_slice_ns)
 		return -EINVAL;
 	return 0;
-}
-
-/* slice = U * period, rounded to the nearest ns: |slice - U*period| <= 0.5 ns. */
-mono_ns control_slice_for(mono_ns period, double u_pct)
-{
-	return (mono_ns)llround((double)period * u_pct / 100.0);
-}
-
-/* Smallest period usable at utilisation u_pct: >= min_period and slice >= min_slice. */
-mono_ns control_min_period(const struct control_job *job, double u_pct)
-{
-	mono_ns p = job->p.min_period_ns;
-	double need = ceil((double)job->p.min_slice_ns * 100.0 / u_pct);
-	if (need > (double)p)
-		p = (mono_ns)need;
-	return p;
-}
-
-static void decision_fill(const struct control_job *job, bool changed, enum control_reason why,
-                          struct control_decision *out)
-{
-	if (!out)
-		return;
-	out->changed = changed;
-	out->period_ns = job->period_ns;
-	out->slice_ns = job->slice_ns;
-	out->reason = why;
-	out->gen = job->gen;
-	out->err_pct = job->last_err_pct;
-	out->rate_pct = job->last_rate_pct;
-}
-
-void control_keep(const struct control_job *job, enum control_reason why,
-                  struct control_decision *out)
-{
-	decision_fill(job, false, why, out);
-}
-
-/*
- * Sets (period, slice = u_pct/100 * period). A new constraint (period or slice differs)
- * bumps the generation, so that reports measured under the old one can be recognised, and
- * restarts the round and the averaging.
- */
-void control_apply(struct control_job *job, mono_ns period, double u_pct, mono_ns now,
-                   enum control_reason why, struct control_decision *out)
-{
-	mono_ns slice = control_slice_for(period, u_pct);
-	bool changed = period != job->period_ns || slice != job->slice_ns;
-
-	/* Invariant: U = slice/period = u_pct/100 up to rounding to 1 ns; 0 < slice <= period. */
-	ctl_assert(fabs((double)slice - (double)period * u_pct / 100.0) <=
-	           0.5 + 1e-9 * (double)period);
-	ctl_assert(slice <= period && slice > 0);
-
-	if (changed) {
-		job->prev_period_ns = job->period_ns;
-		job->prev_u_pct = job->cur_u_pct;
-		job->prev_target_pct = job->cur_target_pct;
-		job->cur_u_pct = u_pct;
-		job->cur_target_pct = job->target_pct;
-		job->period_ns = period;
-		job->slice_ns = slice;
-		job->gen++;
-		job->gen_start = now;
-		job->round++;
-		job->round_count = 0;
-		job->round_start = now;
-		job->avg_n = 0;
-		job->avg_pos = 0;
-		job->holding = false;
-		job->changes++;
-	}
-	if (why != CONTROL_R_ROLLBACK)
-		job->rejected = false;
-	decision_fill(job, changed, why, out);
 }
 
 int control_job_init(struct control_job *job, const struct control_params *p, mono_ns now,

@@ -1,13 +1,19 @@
 /*
  * vsched-controller: the cluster brain (DESIGN.md §5). Private header of the daemon,
- * prototypes grouped by the file that defines them.
+ * prototypes grouped by the file that defines them; docs/architecture.md has the module map.
  *
- * One thread, one zmq_poll loop (main.c) over two sockets:
+ * One thread, one zmq_poll loop (loop.c) over two sockets:
  *   - a ROUTER for the agents (agents.c, protocol common/proto_ctl.h): registration,
- *     heartbeats, JOB_PROC, RATE, BW, TASK_STATS in; HELLO_ACK, HEARTBEAT, CONSTRAINT out;
+ *     heartbeats, JOB_PROC, RATE, BW, TASK_STATS in; HELLO_ACK, HEARTBEAT, CONSTRAINT,
+ *     EPOCH out;
  *   - a ROUTER for vschedctl (admin.c, protocol common/proto_admin.h).
- * Per-job feedback control is the pure library vsched_control (control.h); jobs.c wraps it,
- * turns its decisions into CONSTRAINT messages and keeps the "never half-applied" rule:
+ * Only agents.c and admin.c touch those sockets. Every other module queues what it wants
+ * sent: protocol messages in the outbox of a node (struct node.out), replies to
+ * administrators in the reply outbox (struct ctld.replies), both in outbox.c. The loop
+ * flushes them at the end of each turn, after the turn's state is on disk (persist.c).
+ *
+ * Per-job feedback control is the pure library vsched_control (control.h); reports.c feeds
+ * it and txn.c turns its decisions into constraints under the "never half-applied" rule:
  *
  *   Constraint change protocol (apply, then roll back). vsched offers no prepare/commit, so
  *   a two-phase commit is not available. A change of a job's constraint is a transaction:
@@ -15,13 +21,13 @@
  *   of the job; each agent applies it to all the job's processes on its node or to none
  *   and answers CONSTRAINT_ACK. When every node accepted, the change is committed (and
  *   the target persisted: written at the end of the loop turn, before the admin reply
- *   leaves; see state_commit()). When any node refused (status < 0) or did not answer within
- *   ack_timeout, the job's previous constraint is sent, with a newer generation, to every
- *   node that accepted or did not answer, the control state is rolled back
- *   (control_reject()), and the job is shown `rejected` with the node's reason. An admin
- *   request waits for the outcome and gets it as its reply. While a transaction is open,
- *   the job's rate reports are not fed to the control loop (they were measured under a
- *   constraint that may be about to change).
+ *   leaves; see persist_commit()). When any node refused (status < 0), could not be sent
+ *   the message, or did not answer within ack_timeout, the job's previous constraint is
+ *   sent, with a newer generation, to every node that accepted or did not answer, the
+ *   control state is rolled back (control_reject()), and the job is shown `rejected` with
+ *   the node's reason. An admin request waits for the outcome and gets it as its reply.
+ *   While a transaction is open, the job's rate reports are not fed to the control loop
+ *   (they were measured under a constraint that may be about to change).
  *
  *   Generations only go forward per job on every agent (older ones are refused as stale),
  *   also across controller restarts: the controller numbers constraints from
@@ -36,6 +42,7 @@
 #ifndef VSCHED_CONTROLLER_H
 #define VSCHED_CONTROLLER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,8 +63,6 @@
 #define CTLD_DEFAULT_AGENTS "tcp://127.0.0.1:7710"
 #define CTLD_DEFAULT_ADMIN  "tcp://127.0.0.1:7711"
 #define CTLD_DEFAULT_STATE  "/var/lib/vsched/controller.state"
-
-struct held_reply; /* admin.c */
 
 /* Per-job settings: defaults from the config, overridable per job (JOB_SET), persisted. */
 struct job_settings {
@@ -102,6 +107,12 @@ struct node_job { /* an agent's job handle on one node */
 	int job;
 };
 
+/* Messages for one node, in the order they were queued (outbox.c; flushed by agents.c). */
+struct outbox {
+	struct pctl_msg *msg; /* fixed-size types only: HELLO_ACK, HEARTBEAT, CONSTRAINT, EPOCH */
+	uint32_t n, cap;
+};
+
 struct node {
 	char name[PCTL_NAME_MAX + 1];
 	uint8_t id[CTLD_ID_MAX]; /* routing id of its agent's connection */
@@ -117,6 +128,7 @@ struct node {
 	uint32_t nprocs;
 	struct node_job *handles;
 	uint32_t nhandles, cap_handles;
+	struct outbox out; /* to its agent, sent at the end of the loop turn */
 };
 
 #define RANK_BW_SAMPLES 16 /* BW reports kept per rank for the bw_window average */
@@ -179,45 +191,57 @@ struct txn {
 	struct job_settings saved_set;
 };
 
-struct job {
-	char name[PCTL_NAME_MAX + 1];
+/* What the administrator asked for and the feedback loop's state (reports.c, change.c). */
+struct job_control {
 	struct job_settings set;
-	double target_pct; /* the administrator's target; 0 = none */
-	struct control_job ctl;
-	/* the constraint committed on the nodes (0: none); in coschedule mode its windows
-	 * (nwin > 0: period = their period, slice = their total slice) */
-	mono_ns period, slice;
-	uint8_t nwin;
+	double target_pct;       /* the administrator's target; 0 = none */
+	struct control_job loop; /* vsched_control's state (control.h) */
+	uint64_t deferred;       /* reports dropped while a transaction was open */
+};
+
+/* The constraint committed on the nodes (txn.c). */
+struct job_commit {
+	mono_ns period, slice; /* 0: none; with windows: their period and total slice */
+	uint8_t nwin;          /* > 0 in coschedule mode: the windows */
 	struct vsp_resv win[PCTL_MAX_WINDOWS];
 	uint64_t gen;
 	uint64_t rollback_gen; /* generation of the last roll-back sent */
 	bool refused;          /* shown rejected: reason says why */
 	char reason[PADM_REASON_MAX + 1];
+};
+
+/* Coschedule: the job's place in the plan (cosched.c). */
+struct job_plan {
+	uint8_t nwin; /* 0: not in the plan */
+	struct vsp_resv win[PCTL_MAX_WINDOWS];
+	bool merged;
+	uint32_t need, got; /* slots per (sub-)frame */
+	mono_ns push_at;    /* when to (re)try pushing the windows */
+	uint8_t klass;      /* enum padm_class, from the averaged memory bandwidth */
+	uint32_t want_k;    /* windows-per-frame granularity from the control loop */
+};
+
+struct job {
+	char name[PCTL_NAME_MAX + 1];
 	struct rank *ranks; /* indexed by rank number */
 	uint32_t cap_ranks;
-	uint32_t nranks;   /* ranks in use */
-	uint64_t deferred; /* reports dropped while a transaction was open */
-	struct txn txn;
-	/* coschedule: the plan's windows for the job (plan_nwin 0: not in the plan), when
-	 * to (re)try pushing them, the class and granularity the plan was made with */
-	uint8_t plan_nwin;
-	struct vsp_resv plan_win[PCTL_MAX_WINDOWS];
-	bool plan_merged;
-	uint32_t plan_need, plan_got;
-	mono_ns push_at;
-	uint8_t klass;   /* enum padm_class, from the averaged memory bandwidth */
-	uint32_t want_k; /* windows-per-frame granularity from the control loop */
+	uint32_t nranks; /* ranks in use */
+	struct job_control control;
+	struct job_commit commit;
+	struct txn txn; /* at most one open per job */
+	struct job_plan plan;
 };
 
 /* The co-scheduling plan in force (coschedule mode), for listings. */
 struct cs_plan {
 	bool valid, dirty;
-	uint64_t changes;    /* cosched_dirty() calls */
+	uint64_t changes;    /* plan_changed() calls */
 	uint64_t seen;       /* changes at the last tick */
 	mono_ns quiet_since; /* no change since (the timer waits for PLAN_QUIET of quiet) */
 	mono_ns dirty_since;
 	uint64_t seq; /* plans made */
 	mono_ns made_at;
+	mono_ns tick_at; /* next class check */
 	struct coplan_result res;
 	uint32_t njobs, nnodes;
 	int *job_of;  /* plan row -> job index */
@@ -229,6 +253,19 @@ struct cs_plan {
 	uint64_t epoch_ns; /* cluster epoch (CLOCK_REALTIME), a multiple of the frame */
 };
 
+/* An encoded reply to an administrator, waiting for the end of the loop turn. */
+struct reply_out {
+	uint8_t cid[CTLD_ID_MAX];
+	size_t cidlen;
+	uint8_t *buf; /* owned */
+	size_t len;
+};
+
+struct replies {
+	struct reply_out *r; /* in the order they were queued */
+	int n, cap;
+};
+
 struct ctld {
 	struct ctld_config cfg;
 	const char *config_path;
@@ -236,134 +273,190 @@ struct ctld {
 	void *zctx, *agents, *admin;
 	struct node **nodes;
 	int nnodes, cap_nodes;
+	int *id_tab;     /* node index by agent routing id (nodes.c): open addressing, -1 empty */
+	uint32_t id_cap; /* slots, a power of two > 2 * nnodes; 0: no table */
 	struct job **jobs;
 	int njobs, cap_jobs;
 	uint64_t next_gen;
 	uint64_t ctl_instance;
-	/* group commit (state.c, state_commit()): the state file is written at most once per
-	 * loop turn, and admin replies are held until it has been (admin.c) */
-	bool state_dirty;        /* the state file is behind memory */
-	bool state_sync;         /* changed this turn (state_mark): write at the end of it */
-	mono_ns state_due;       /* a failed write is retried from then on (1/s) */
-	uint64_t state_writes;   /* state files written (counted for tests) */
-	struct held_reply *held; /* admin replies of this turn, in order */
-	int nheld, cap_held;
-	/* tests: called just before a held reply is sent (admin_end_turn) */
-	void (*reply_hook)(struct ctld *d, const uint8_t *cid, size_t cidlen);
-	int *id_tab;     /* node index by agent routing id (agents.c): open addressing, -1 empty */
-	uint32_t id_cap; /* slots, a power of two > 2 * nnodes; 0: no table */
+	/* group commit (persist.c): the state file is written at most once per loop turn,
+	 * and the turn's replies (outbox.c) leave only after it has been */
+	bool state_dirty;      /* the state file is behind memory */
+	bool state_sync;       /* changed this turn (persist_mark): write at the end of it */
+	mono_ns state_due;     /* a failed write is retried from then on (1/s) */
+	uint64_t state_writes; /* state files written (counted for tests) */
+	struct replies replies;
+	mono_ns dash_at; /* next dashboard frame (-d) */
 	uint64_t bad_msgs;
 	struct cs_plan plan;
 };
 
+/*
+ * Something the co-scheduling plan depends on changed (a rank, a node, a target or
+ * settings, a class, a granularity): the planner plans again at its next tick. A flag the
+ * planner reads, so that the modules it calls need not call it back.
+ */
+static inline void plan_changed(struct ctld *d)
+{
+	d->plan.dirty = true;
+	d->plan.changes++;
+}
+
 /* config.c */
-/* snprintf that may cut: messages are one line of bounded length, cutting is fine. */
-void ctld_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ctld_config_defaults(struct ctld_config *c);
 /* Loads path over the defaults. Returns 0, or -1 with a one-line reason in why. */
-int ctld_config_load(struct ctld_config *c, const char *path, char *why, size_t whylen);
+int ctld_config_load(const char *path, struct ctld_config *c, char *why, size_t whylen);
 /* Prints the configuration normalised (libconfig syntax, every key). */
-void ctld_config_print(const struct ctld_config *c, FILE *f);
-/* Control parameters for a job from its settings and the daemon's config. */
-void ctld_config_control_params(const struct ctld_config *c, const struct job_settings *s,
-                                double target, struct control_params *p);
+void ctld_config_print(FILE *f, const struct ctld_config *c);
+/* One line per key (name, type, default, range, description): vsched-controller
+ * --config-keys, the source of the configuration's man page. */
+void ctld_config_keys(FILE *f);
 
-/* agents.c */
-int agents_open(struct ctld *d);
-void agents_close(struct ctld *d);
-/* Reads and handles every message waiting on the agents' socket. Never blocks. */
-void agents_recv(struct ctld *d, mono_ns now);
-/* Marks nodes down whose agent has been silent for node_timeout. */
-void agents_tick(struct ctld *d, mono_ns now);
-/* Sends a CONSTRAINT for job to node. Returns 0 or -1 (not connected, logged). */
-int agents_send_constraint(struct ctld *d, int node, const char *job, uint64_t gen, mono_ns period,
-                           mono_ns slice);
-int node_find(const struct ctld *d, const char *name);
-/* The node whose agent connection has this routing id, or -1: a hash lookup in id_tab. */
-int agents_node_by_id(const struct ctld *d, const uint8_t *id, size_t len);
-/* Rebuilds id_tab from the nodes' routing ids (after any of them changed). */
-void agents_index(struct ctld *d);
+/* settings.c: per-job settings */
+/* The one check of a job's settings (config defaults, JOB_SET, state file): every period
+ * and slice in (0, a week], min_slice <= min_period <= initial_period, epsilon in (0, 50],
+ * r_max finite and >= 0. Returns 0 or -EINVAL with the reason in why. */
+int settings_check(const struct job_settings *s, char *why, size_t whylen);
+/* s with the fields of a JOB_SET request; then settings_check. 0 or -EINVAL with why. */
+int settings_apply(const struct padm_request *q, struct job_settings *s, char *why, size_t whylen);
+/* Control parameters for a job from its settings, its target and the daemon's config. */
+void settings_control_params(const struct ctld_config *c, const struct job_settings *s,
+                             double target, struct control_params *p);
 
-/* jobs.c */
-int job_find(const struct ctld *d, const char *name);
-/* Finds or creates the job (with the config's defaults). -1 when out of room. */
-int job_get(struct ctld *d, const char *name, mono_ns now);
-/* Creates a job restored from the state file. */
-int job_restore(struct ctld *d, const char *name, const struct job_settings *s, double target,
-                mono_ns now);
+/* jobs.c: the job and rank tables */
+int jobs_find(const struct ctld *d, const char *name);
+/* Finds or creates the job (with the config's defaults). */
+int jobs_get(struct ctld *d, const char *name, mono_ns now);
+/* Creates a job restored from the state file (settings the control library refuses: no
+ * target and the config's settings instead, logged). */
+int jobs_restore(struct ctld *d, const char *name, const struct job_settings *s, double target,
+                 mono_ns now);
+/* Frees every job (and its open transaction). */
 void jobs_free(struct ctld *d);
-void jobs_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_ns now);
-void jobs_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now);
-void jobs_bw(struct ctld *d, int node, const struct pctl_bw *b, mono_ns now);
-void jobs_stats(struct ctld *d, int node, const struct pctl_task_stats *s);
-void jobs_ack(struct ctld *d, int node, const struct pctl_constraint_ack *a, mono_ns now);
-/* The node registered again (its handles are void) or went down. */
-void jobs_node_reset(struct ctld *d, int node);
-void jobs_node_down(struct ctld *d, int node, mono_ns now);
-/* Transaction timeouts. */
-void jobs_tick(struct ctld *d, mono_ns now);
-/* Admin: change the target / settings. Returns 0 when the reply is deferred to the end of
- * the transaction (the client id is kept), else the status with the reason in why. */
-int jobs_set_target(struct ctld *d, int j, double pct, const uint8_t *cid, size_t cidlen,
-                    mono_ns now, char *why, size_t whylen);
-int jobs_set_settings(struct ctld *d, int j, const struct padm_request *q, const uint8_t *cid,
-                      size_t cidlen, mono_ns now, char *why, size_t whylen);
-/* Coschedule: pushes the job's planned windows as a transaction (kind and what to restore
- * from tpl, client cid if any). Returns as txn_start: 1 open, 2 refused at once (client
- * answered), 0 committed at once or nothing to change; -1 when a transaction is open. */
-int jobs_push_windows(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid,
-                      size_t cidlen, mono_ns now);
-/* Dashboard state of a job. */
-uint8_t job_state(const struct job *jb);
-uint64_t ctld_next_gen(struct ctld *d);
+/* Dashboard state of a job (enum padm_state). */
+uint8_t jobs_state(const struct job *jb);
+bool jobs_on_node(const struct job *jb, int node);
+bool jobs_has_up_node(const struct ctld *d, const struct job *jb);
+/* Keeps the control library's rank count at highest rank + 1 (it never shrinks). */
+void jobs_fit_ranks(struct job *jb);
+/* Rank `rank` of jb now runs as pid on node (agent handle); a fresh record. */
+void jobs_rank_join(struct job *jb, uint32_t rank, int node, uint32_t handle, int32_t pid);
+/* Forgets every rank on node (its agent registered again: it re-announces them). */
+void jobs_forget_node(struct ctld *d, int node);
 
-/* admin.c */
-int admin_open(struct ctld *d);
-void admin_close(struct ctld *d);
-void admin_recv(struct ctld *d, mono_ns now);
-/* Replies to a client (also a deferred SET_RATE / JOB_SET). Every reply is held until the
- * end of the loop turn (admin_end_turn): it leaves only after the state is committed. */
-void admin_reply(struct ctld *d, const uint8_t *cid, size_t cidlen, int32_t status,
-                 const char *reason);
-/* End of a loop turn: commits the state (state_commit), then sends the replies held
- * during the turn, in order. Never blocks but for the state file's fsync. */
-void admin_end_turn(struct ctld *d, mono_ns now);
+/* nodes.c: the nodes, their agents' routing ids and job handles */
+int nodes_find(const struct ctld *d, const char *name);
+/* The node whose agent connection has this routing id, or -1: a hash lookup in id_tab. */
+int nodes_by_id(const struct ctld *d, const uint8_t *id, size_t len);
+/* Rebuilds id_tab from the nodes' routing ids (after any of them changed). */
+void nodes_index(struct ctld *d);
+/* NODE_HELLO on connection id: registers the node or registers it again (its ranks are
+ * forgotten, its pending acknowledgements void); a connection re-used under another name
+ * takes the id from the node that had it (that node goes down). Returns the node. */
+int nodes_register(struct ctld *d, const uint8_t *id, size_t idlen, const struct pctl_hello *h,
+                   mono_ns now);
+/* A message from node i: it is seen (and up again if it was down). */
+void nodes_seen(struct ctld *d, int i, mono_ns now);
+/* Marks nodes down whose agent has been silent for node_timeout. */
+void nodes_tick(struct ctld *d, mono_ns now);
+/* When nodes_tick next has something to do (the earliest node timeout); 0: nothing. */
+mono_ns nodes_next(const struct ctld *d);
+/* The job of an agent's handle on node n, or -1; and its binding. */
+int nodes_handle_job(const struct node *n, uint32_t handle);
+void nodes_handle_set(struct node *n, uint32_t handle, int job);
+void nodes_free(struct ctld *d);
+
+/* outbox.c: what is to be sent at the end of the loop turn */
+void outbox_push(struct outbox *o, const struct pctl_msg *m);
+void outbox_free(struct outbox *o);
+/* A CONSTRAINT for node: the reservation (period, slice) when nwin is 0, else the windows. */
+void outbox_constraint(struct node *n, const char *job, uint64_t gen, mono_ns period, mono_ns slice,
+                       uint8_t nwin, const struct vsp_resv *win);
+/* Queues an encoded reply to admin client cid (ids longer than CTLD_ID_MAX are dropped). */
+void outbox_reply(struct ctld *d, const uint8_t *cid, size_t cidlen, const struct padm_reply *r);
+/* A reply with a status and a one-line reason (made printable: it may come from an agent). */
+void outbox_status(struct ctld *d, const uint8_t *cid, size_t cidlen, int32_t status,
+                   const char *reason);
+void outbox_replies_free(struct ctld *d);
+
+/* txn.c: the transaction engine (apply, then roll back) */
+uint64_t txn_next_gen(struct ctld *d);
+/* "period P slice S" for logs and reasons. */
+void txn_fmt_resv(mono_ns period, mono_ns slice, char *buf, size_t len);
+/*
+ * Opens a transaction (kind and what to restore taken from tpl; client cid if any) for
+ * (period, slice), or tpl's windows when tpl->nwin > 0, on every up node of the job.
+ * Returns 1 when it is open (the outcome, and the client's reply, come with the
+ * acknowledgements), 0 when it was committed at once (no node to ask, or nothing changes
+ * on the nodes; the client, if any, is the caller's to answer).
+ */
+int txn_start(struct ctld *d, struct job *jb, const struct txn *tpl, mono_ns period, mono_ns slice,
+              const uint8_t *cid, size_t cidlen, mono_ns now);
+/* Coschedule: pushes the job's planned windows as a transaction (kind and what to restore
+ * from tpl, NULL: TXN_PLAN). As txn_start; -1 when a transaction is open or the job is
+ * not in the plan (nothing done). */
+int txn_push_plan(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid, size_t cidlen,
+                  mono_ns now);
+/* Sends the committed constraint to a node that hosts ranks but has not got it. */
+void txn_push_committed(struct ctld *d, struct job *jb, int node);
+void txn_on_ack(struct ctld *d, int node, const struct pctl_constraint_ack *a, mono_ns now);
+/* A CONSTRAINT (job, gen) could not be sent to node: counts as its refusal. */
+void txn_unreachable(struct ctld *d, int node, const char *job, uint64_t gen, mono_ns now);
+/* Node went away: its pending acknowledgements are void; with finish, transactions that
+ * no longer wait for anyone end now (else at the next txn_tick). */
+void txn_node_gone(struct ctld *d, int node, bool finish, mono_ns now);
+/* Acknowledgement timeouts, and transactions that no longer wait for anyone. */
+void txn_tick(struct ctld *d, mono_ns now);
+/* The earliest acknowledgement deadline; 0: none. */
+mono_ns txn_next(const struct ctld *d);
+
+/* reports.c: the agents' reports */
+void reports_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_ns now);
+void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now);
+void reports_bw(struct ctld *d, int node, const struct pctl_bw *b, mono_ns now);
+void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s);
+
+/* jobbw.c: per-process bandwidth of jobs and their class */
+/* A rank's BW report: keeps the sample for the bw_window average. */
+void jobbw_sample(struct rank *rk, uint64_t mem, bool mem_ok, uint64_t net, mono_ns now);
+/* Per-process averages of a job over bw_window (NAN when no report; mem NAN also when no
+ * report had a memory source). */
+void jobbw_average(const struct ctld *d, const struct job *jb, mono_ns now, double *mem,
+                   double *net);
+/* Class of the job (enum padm_class): averaged over bw_window with the co-scheduling
+ * capacities when averaged, else from the ranks' last reports and the nodes' M. */
+uint8_t jobbw_class(const struct ctld *d, const struct job *jb, bool averaged, mono_ns now);
+
+/* change.c: changes an administrator asks for */
+/* SET_RATE. Returns 1 when the reply is deferred to the end of the transaction (the
+ * client id is kept), else the status (0 or -errno) with the reason or outcome in why. */
+int change_target(struct ctld *d, int j, double pct, const uint8_t *cid, size_t cidlen, mono_ns now,
+                  char *why, size_t whylen);
+/* JOB_SET; returns as change_target. */
+int change_settings(struct ctld *d, int j, const struct padm_request *q, const uint8_t *cid,
+                    size_t cidlen, mono_ns now, char *why, size_t whylen);
+
+/* listing.c: listings and the dashboard */
 /* Records for the dashboard / listings. The caller releases with padm_reply_release. */
-int admin_fill(const struct ctld *d, struct padm_reply *r, bool jobs, bool nodes, int ranks_of,
-               mono_ns now);
+void listing_fill(const struct ctld *d, struct padm_reply *r, bool jobs, bool nodes, int ranks_of,
+                  mono_ns now);
 /* One dashboard frame on f (vsched-controller -d). */
-void admin_dashboard(const struct ctld *d, FILE *f, mono_ns now);
+void listing_dashboard(const struct ctld *d, FILE *f, mono_ns now);
 
 /* cosched.c: co-scheduling mode (docs/coschedule.md) */
 /* Picks the cluster epoch (wall clock now rounded down to a frame). */
 void cosched_init(struct ctld *d);
 void cosched_free(struct ctld *d);
-/* Something the plan depends on changed: plan again at the next tick. */
-void cosched_dirty(struct ctld *d);
-/* A rank's BW report: keeps the sample for the bw_window average. */
-void cosched_bw_sample(struct ctld *d, struct rank *rk, uint64_t mem, bool mem_ok, uint64_t net,
-                       mono_ns now);
-/* Per-process averages of a job over bw_window (NAN when no report; mem NAN also when no
- * report had a memory source). */
-void cosched_job_bw(const struct ctld *d, const struct job *jb, mono_ns now, double *mem,
-                    double *net);
-/* Class of the job from its averaged memory bandwidth (enum padm_class). */
-uint8_t cosched_job_class(const struct ctld *d, const struct job *jb, mono_ns now);
 /* Re-plans now (whatever dirty says); the jobs whose windows changed are due for a push. */
 void cosched_replan(struct ctld *d, mono_ns now);
 /* Timer: classes, plan when dirty, pushes the windows that are due. */
 void cosched_tick(struct ctld *d, mono_ns now);
+/* When cosched_tick next has something to do. */
+mono_ns cosched_next(const struct ctld *d);
 /* A control decision of a job in coschedule mode: only its granularity matters. */
 void cosched_decided(struct ctld *d, struct job *jb);
 
-/* cosched_send.c */
-/* Sends a CONSTRAINT with windows to node; 0 or -1 (not connected, logged). */
-int cosched_send_windows(struct ctld *d, int node, const char *job, uint64_t gen, uint8_t nwin,
-                         const struct vsp_resv *win);
-/* Sends EPOCH (the cluster's release anchor) to node; 0 or -1. */
-int cosched_send_epoch(struct ctld *d, int node);
-
-/* state.c */
+/* state.c: the state file format, a pure load/save pair */
 struct state_job {
 	char name[PCTL_NAME_MAX + 1];
 	double target;
@@ -383,15 +476,48 @@ int state_save(const char *path, uint64_t last_gen, const struct state_job *jobs
  */
 int state_load(const char *path, uint64_t *last_gen, struct state_job **jobs, int *n, char *why,
                size_t whylen);
+
+/* persist.c: the daemon's state on disk (group commit) */
 /* Saves the daemon's jobs now. Returns 0 or -1 (logged; state_dirty stays set). */
-int state_save_all(struct ctld *d);
+int persist_save(struct ctld *d);
 /* The persisted state changed (a committed target or settings, a measured R_max): it is
  * written at the end of this loop turn, before any admin reply is sent. */
-void state_mark(struct ctld *d);
-/* The group commit, once per loop turn: writes the state when dirty (see state.c for the
- * durability contract). Returns 0 (written or nothing to write) or -1 (logged). */
-int state_commit(struct ctld *d, mono_ns now);
+void persist_mark(struct ctld *d);
+/* The group commit, once per loop turn: writes the state when dirty (see persist.c for
+ * the durability contract). Returns 0 (written or nothing to write) or -1 (logged). */
+int persist_commit(struct ctld *d, mono_ns now);
+/* When a failed write is retried; 0: nothing to retry. */
+mono_ns persist_next(const struct ctld *d);
 /* Loads the state file into the daemon. Returns 0 or -1 with why. */
-int state_restore(struct ctld *d, mono_ns now, char *why, size_t whylen);
+int persist_restore(struct ctld *d, mono_ns now, char *why, size_t whylen);
+
+/* agents.c: the agents' socket */
+int agents_open(struct ctld *d);
+void agents_close(struct ctld *d);
+/* Reads and handles the messages waiting on the agents' socket (a bounded number). */
+void agents_recv(struct ctld *d, mono_ns now);
+/* Sends every node's outbox, in order; a CONSTRAINT that cannot be sent is the node's
+ * refusal (txn_unreachable). Never blocks. */
+void agents_flush(struct ctld *d, mono_ns now);
+
+/* admin.c: the administrators' socket */
+int admin_open(struct ctld *d);
+void admin_close(struct ctld *d);
+/* Reads and handles the requests waiting (a bounded number); replies are queued. */
+void admin_recv(struct ctld *d, mono_ns now);
+/* Sends the queued replies, in order. Never blocks. */
+void admin_flush(struct ctld *d);
+
+/* loop.c: the event loop */
+/* Timers of one loop turn (node liveness, acknowledgement timeouts, the planner). */
+void loop_timers(struct ctld *d, mono_ns now);
+/* End of a loop turn: the node outboxes, then the state file (persist_commit), then the
+ * admin replies that may tell of it (durability contract: persist.c). */
+void loop_end_turn(struct ctld *d, mono_ns now);
+/* The earliest deadline of every timer, 0: none; the loop sleeps until then (or until a
+ * message comes). */
+mono_ns loop_next_deadline(const struct ctld *d);
+/* Polls and runs turns until *quit is set (by a signal handler). */
+void loop_run(struct ctld *d, const volatile sig_atomic_t *quit);
 
 #endif

@@ -84,140 +84,191 @@ static bool rows_meet(const uint8_t *a, const uint8_t *b, uint32_t nslots)
 	return false;
 }
 
+/* One node's colouring in progress (coplan_colour): placements b..e of pb, their
+ * processes numbered first[x] .. first[x] + procs - 1, colours (CPUs) in col. */
+struct colouring {
+	const struct fit_problem *pb;
+	uint32_t b, np, nproc, ncpu;
+	uint32_t *order, *deg, *first, *col; /* col[proc]: UINT32_MAX = none yet */
+	uint8_t *adj;                        /* np x np conflict matrix */
+	uint8_t *used;                       /* ncpu + 1 */
+};
+
+static uint32_t procs_of(const struct colouring *c, uint32_t x)
+{
+	return c->pb->place[c->b + x].procs;
+}
+
+/* x and y (or x with itself: its processes run together) conflict. */
+static bool conflict(const struct colouring *c, uint32_t x, uint32_t y)
+{
+	return y == x || c->adj[(size_t)x * c->np + y];
+}
+
+static void colouring_free(struct colouring *c)
+{
+	free(c->order);
+	free(c->deg);
+	free(c->first);
+	free(c->col);
+	free(c->adj);
+	free(c->used);
+}
+
+/* Conflict graph between the node's placements, degrees counted in processes, and the
+ * order: largest degree first (Welsh-Powell), stable by placement order. */
+static void colour_graph(struct colouring *c, const uint8_t *table)
+{
+	const struct fit_problem *pb = c->pb;
+
+	for (uint32_t x = 0, off = 0; x < c->np; x++) {
+		const uint8_t *rx = table + (size_t)pb->place[c->b + x].job * pb->nslots;
+		c->first[x] = off;
+		off += procs_of(c, x);
+		c->order[x] = x;
+		for (uint32_t y = x + 1; y < c->np; y++) {
+			const uint8_t *ry = table + (size_t)pb->place[c->b + y].job * pb->nslots;
+			if (rows_meet(rx, ry, pb->nslots)) {
+				c->adj[(size_t)x * c->np + y] = c->adj[(size_t)y * c->np + x] = 1;
+				c->deg[x] += procs_of(c, y);
+				c->deg[y] += procs_of(c, x);
+			}
+		}
+	}
+	for (uint32_t a = 1; a < c->np; a++)
+		for (uint32_t k = a; k > 0 && c->deg[c->order[k]] > c->deg[c->order[k - 1]]; k--) {
+			uint32_t t = c->order[k];
+			c->order[k] = c->order[k - 1];
+			c->order[k - 1] = t;
+		}
+	for (uint32_t x = 0; x < c->nproc; x++)
+		c->col[x] = UINT32_MAX;
+}
+
+/*
+ * Processes vsched has already pinned (place_cpus) keep their CPU: vsched places a new
+ * process by its own rule and moves one only when its own windows change, so a plan
+ * that colours only by putting pinned processes elsewhere cannot be applied (e.g. two
+ * jobs pinned to different CPUs and a third sharing slots with both: every CPU refuses
+ * the third). Pinned CPUs become colours in increasing CPU order; the greedy colouring
+ * then works around them. -ENOSPC: more pinned CPUs than the node has.
+ */
+static int colour_pinned(struct colouring *c)
+{
+	const uint64_t *pc = c->pb->place_cpus + c->b;
+	uint64_t all = 0;
+
+	for (uint32_t x = 0; x < c->np; x++)
+		all |= pc[x];
+	for (uint32_t x = 0; x < c->np; x++) {
+		uint64_t m = pc[x];
+		uint32_t p = 0;
+
+		for (uint32_t bit = 0; bit < 64 && m && p < procs_of(c, x); bit++) {
+			uint32_t k;
+			if (!(m & (1ull << bit)))
+				continue;
+			k = (uint32_t)__builtin_popcountll(all & ((1ull << bit) - 1));
+			if (k >= c->ncpu)
+				return -ENOSPC;
+			c->col[c->first[x] + p++] = k;
+		}
+	}
+	return 0;
+}
+
+/* Two conflicting processes pinned to one CPU: -ENOSPC. */
+static int colour_pinned_check(const struct colouring *c)
+{
+	for (uint32_t x = 0; x < c->np; x++)
+		for (uint32_t y = 0; y < c->np; y++) {
+			if (!conflict(c, x, y))
+				continue;
+			for (uint32_t p = 0; p < procs_of(c, x); p++) {
+				uint32_t cx = c->col[c->first[x] + p];
+				for (uint32_t q = 0; q < procs_of(c, y); q++)
+					if ((x != y || p != q) && cx != UINT32_MAX &&
+					    cx == c->col[c->first[y] + q])
+						return -ENOSPC;
+			}
+		}
+	return 0;
+}
+
+/* Placement x's processes on the lowest CPUs none of its conflicts holds. */
+static int colour_one(struct colouring *c, uint32_t x)
+{
+	memset(c->used, 0, c->ncpu + 1);
+	for (uint32_t y = 0; y < c->np; y++) {
+		if (!conflict(c, x, y))
+			continue;
+		for (uint32_t p = 0; p < procs_of(c, y); p++) {
+			uint32_t k = c->col[c->first[y] + p];
+			if (k != UINT32_MAX && k < c->ncpu)
+				c->used[k] = 1;
+		}
+	}
+	for (uint32_t p = 0; p < procs_of(c, x); p++) {
+		uint32_t k = 0;
+		while (k < c->ncpu && c->used[k])
+			k++;
+		if (k == c->ncpu)
+			return -ENOSPC;
+		c->used[k] = 1;
+		c->col[c->first[x] + p] = k;
+	}
+	return 0;
+}
+
+/* Greedy colouring in c->order of the placements with no pinned process (one with some
+ * ranks unknown counts as pinned: coloured by colour_pinned). */
+static int colour_greedy(struct colouring *c)
+{
+	for (uint32_t oi = 0; oi < c->np; oi++) {
+		uint32_t x = c->order[oi];
+		bool pinned = false;
+
+		for (uint32_t p = 0; p < procs_of(c, x); p++)
+			pinned |= c->col[c->first[x] + p] != UINT32_MAX;
+		if (!pinned && colour_one(c, x) != 0)
+			return -ENOSPC;
+	}
+	return 0;
+}
+
 int coplan_colour(const struct fit_problem *pb, const uint8_t *table, uint32_t node, uint32_t *cpu)
 {
-	uint32_t b, e, np, nproc = 0, ncpu;
-	uint32_t *order = NULL, *deg = NULL, *first = NULL, *col = NULL;
-	uint8_t *adj = NULL, *used = NULL;
-	int rc = 0;
+	struct colouring c = {.pb = pb};
+	int rc;
 
 	if (!pb || !table || node >= pb->nnodes)
 		return -EINVAL;
-	b = pb->node_off[node];
-	e = pb->node_off[node + 1];
-	np = e - b;
-	ncpu = pb->nodes[node].cpus;
-	if (np == 0)
+	c.b = pb->node_off[node];
+	c.np = pb->node_off[node + 1] - c.b;
+	c.ncpu = pb->nodes[node].cpus;
+	if (c.np == 0)
 		return 0;
-	for (uint32_t x = b; x < e; x++)
-		nproc += pb->place[x].procs;
-	order = calloc(np, sizeof(*order));
-	deg = calloc(np, sizeof(*deg));
-	first = calloc(np, sizeof(*first));
-	col = calloc(nproc, sizeof(*col));
-	adj = calloc((size_t)np * np, 1);
-	used = calloc((size_t)ncpu + 1, 1);
-	if (!order || !deg || !first || !col || !adj || !used) {
-		rc = -ENOMEM;
-		goto out;
+	for (uint32_t x = 0; x < c.np; x++)
+		c.nproc += procs_of(&c, x);
+	c.order = calloc(c.np, sizeof(*c.order));
+	c.deg = calloc(c.np, sizeof(*c.deg));
+	c.first = calloc(c.np, sizeof(*c.first));
+	c.col = calloc(c.nproc, sizeof(*c.col));
+	c.adj = calloc((size_t)c.np * c.np, 1);
+	c.used = calloc((size_t)c.ncpu + 1, 1);
+	if (!c.order || !c.deg || !c.first || !c.col || !c.adj || !c.used) {
+		colouring_free(&c);
+		return -ENOMEM;
 	}
-	/* conflict graph between the node's placements (a placement with procs > 1 also
-	 * conflicts with itself: its processes run together) */
-	for (uint32_t x = 0, off = 0; x < np; x++) {
-		const uint8_t *rx = table + (size_t)pb->place[b + x].job * pb->nslots;
-		first[x] = off;
-		off += pb->place[b + x].procs;
-		order[x] = x;
-		for (uint32_t y = x + 1; y < np; y++) {
-			const uint8_t *ry = table + (size_t)pb->place[b + y].job * pb->nslots;
-			if (rows_meet(rx, ry, pb->nslots)) {
-				adj[(size_t)x * np + y] = adj[(size_t)y * np + x] = 1;
-				deg[x] += pb->place[b + y].procs;
-				deg[y] += pb->place[b + x].procs;
-			}
-		}
-	}
-	/* largest degree first (Welsh-Powell), stable by placement order */
-	for (uint32_t a = 1; a < np; a++)
-		for (uint32_t c = a; c > 0 && deg[order[c]] > deg[order[c - 1]]; c--) {
-			uint32_t t = order[c];
-			order[c] = order[c - 1];
-			order[c - 1] = t;
-		}
-	for (uint32_t x = 0; x < nproc; x++)
-		col[x] = UINT32_MAX;
-	/*
-	 * Processes vsched has already pinned (place_cpus) keep their CPU: vsched places a new
-	 * process by its own rule and moves one only when its own windows change, so a plan
-	 * that colours only by putting pinned processes elsewhere cannot be applied (e.g. two
-	 * jobs pinned to different CPUs and a third sharing slots with both: every CPU refuses
-	 * the third). Pinned CPUs become colours in increasing CPU order; the greedy colouring
-	 * below then works around them, and a pinned pair that shares a slot on one CPU (or
-	 * more pinned CPUs than the node has) does not colour.
-	 */
-	if (pb->place_cpus) {
-		uint64_t all = 0;
-
-		for (uint32_t x = 0; x < np; x++)
-			all |= pb->place_cpus[b + x];
-		for (uint32_t x = 0; x < np && rc == 0; x++) {
-			uint64_t m = pb->place_cpus[b + x];
-			uint32_t p = 0;
-
-			for (uint32_t bit = 0; bit < 64 && m && p < pb->place[b + x].procs; bit++) {
-				uint32_t c;
-				if (!(m & (1ull << bit)))
-					continue;
-				c = (uint32_t)__builtin_popcountll(all & ((1ull << bit) - 1));
-				if (c >= ncpu) {
-					rc = -ENOSPC;
-					break;
-				}
-				col[first[x] + p++] = c;
-			}
-		}
-		for (uint32_t x = 0; x < np && rc == 0; x++)
-			for (uint32_t y = 0; y < np && rc == 0; y++) {
-				if (y != x && !adj[(size_t)x * np + y])
-					continue;
-				for (uint32_t p = 0; p < pb->place[b + x].procs; p++)
-					for (uint32_t q = 0; q < pb->place[b + y].procs; q++)
-						if ((x != y || p != q) &&
-						    col[first[x] + p] != UINT32_MAX &&
-						    col[first[x] + p] == col[first[y] + q])
-							rc = -ENOSPC;
-			}
-	}
-	for (uint32_t oi = 0; oi < np && rc == 0; oi++) {
-		uint32_t x = order[oi];
-		bool pinned = false;
-
-		for (uint32_t p = 0; p < pb->place[b + x].procs; p++)
-			pinned |= col[first[x] + p] != UINT32_MAX;
-		if (pinned)
-			continue; /* coloured above (a placement with some ranks unknown: as pinned)
-			           */
-		memset(used, 0, ncpu + 1);
-		for (uint32_t y = 0; y < np; y++) {
-			if (y != x && !adj[(size_t)x * np + y])
-				continue;
-			for (uint32_t p = 0; p < pb->place[b + y].procs; p++) {
-				uint32_t c = col[first[y] + p];
-				if (c != UINT32_MAX && c < ncpu)
-					used[c] = 1;
-			}
-		}
-		for (uint32_t p = 0; p < pb->place[b + x].procs; p++) {
-			uint32_t c = 0;
-			while (c < ncpu && used[c])
-				c++;
-			if (c == ncpu) {
-				rc = -ENOSPC;
-				break;
-			}
-			used[c] = 1;
-			col[first[x] + p] = c;
-		}
-	}
+	colour_graph(&c, table);
+	rc = pb->place_cpus ? colour_pinned(&c) : 0;
+	if (rc == 0 && pb->place_cpus)
+		rc = colour_pinned_check(&c);
+	if (rc == 0)
+		rc = colour_greedy(&c);
 	if (rc == 0 && cpu)
-		memcpy(cpu, col, nproc * sizeof(*col));
-out:
-	free(order);
-	free(deg);
-	free(first);
-	free(col);
-	free(adj);
-	free(used);
+		memcpy(cpu, c.col, c.nproc * sizeof(*c.col));
+	colouring_free(&c);
 	return rc;
 }
 

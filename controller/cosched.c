@@ -23,7 +23,7 @@
  * a node registers or goes down, a target or settings change, a job's class
  * (devil / semi-devil / turtle) changes, or the granularity asked for changes. Jobs whose
  * planned windows differ from the committed ones are pushed, each as its own transaction
- * (jobs.c: applied on every node of the job or on none); a job whose windows are refused
+ * (txn.c: applied on every node of the job or on none); a job whose windows are refused
  * keeps its previous ones and is tried again 5 s later.
  *
  * Granularity: the control loop still searches the period per job (docs/control.md);
@@ -52,7 +52,8 @@
  * windows, and vsched pins a process to the CPU it was first admitted on. */
 #define PLAN_QUIET    (1 * NSEC_PER_SEC)
 #define PLAN_MAX_WAIT (5 * NSEC_PER_SEC)
-#define TURTLE_FLOOR  100e6 /* B/s per process: below, a turtle whatever the node */
+/* Classes follow the averaged bandwidth, which moves as reports age: checked this often. */
+#define CLASS_TICK (100 * NSEC_PER_MSEC)
 
 void cosched_init(struct ctld *d)
 {
@@ -86,152 +87,33 @@ void cosched_free(struct ctld *d)
 	plan_clear(&d->plan);
 }
 
-void cosched_dirty(struct ctld *d)
-{
-	d->plan.dirty = true;
-	d->plan.changes++;
-}
-
-void cosched_bw_sample(struct ctld *d, struct rank *rk, uint64_t mem, bool mem_ok, uint64_t net,
-                       mono_ns now)
-{
-	(void)d;
-	rk->bw[rk->bw_head] =
-	    (struct bw_sample){.at = now, .mem = mem_ok ? mem : 0, .net = net, .mem_ok = mem_ok};
-	rk->bw_head = (rk->bw_head + 1) % RANK_BW_SAMPLES;
-	if (rk->nbw < RANK_BW_SAMPLES)
-		rk->nbw++;
-}
-
-/* A rank's average over the window (the latest sample alone when none is that recent: an
- * agent that samples less often than w); false when it has no sample. *mem_ok: some
- * sample averaged had a memory source. */
-static bool rank_bw(const struct ctld *d, const struct rank *rk, mono_ns now, double *mem,
-                    double *net, bool *mem_ok)
-{
-	double m = 0, n = 0;
-	uint32_t c = 0;
-
-	*mem_ok = false;
-	if (rk->nbw == 0)
-		return false;
-	for (uint32_t i = 0; i < rk->nbw; i++) {
-		const struct bw_sample *s = &rk->bw[i];
-		if (now - s->at > d->cfg.cs.bw_window)
-			continue;
-		m += (double)s->mem;
-		n += (double)s->net;
-		*mem_ok |= s->mem_ok;
-		c++;
-	}
-	if (c == 0) {
-		const struct bw_sample *s =
-		    &rk->bw[(rk->bw_head + RANK_BW_SAMPLES - 1) % RANK_BW_SAMPLES];
-		*mem = (double)s->mem;
-		*net = (double)s->net;
-		*mem_ok = s->mem_ok;
-		return true;
-	}
-	*mem = m / c;
-	*net = n / c;
-	return true;
-}
-
-void cosched_job_bw(const struct ctld *d, const struct job *jb, mono_ns now, double *mem,
-                    double *net)
-{
-	double m = 0, n = 0, rm, rn;
-	uint32_t c = 0;
-	bool ok, any_ok = false;
-
-	for (uint32_t r = 0; r < jb->cap_ranks; r++) {
-		if (!jb->ranks[r].used || !rank_bw(d, &jb->ranks[r], now, &rm, &rn, &ok))
-			continue;
-		m += rm;
-		n += rn;
-		any_ok |= ok;
-		c++;
-	}
-	*mem = c && any_ok ? m / c : NAN;
-	*net = c ? n / c : NAN;
-}
-
-/* The heaviest per-process memory bandwidth among the jobs on node l. */
-static double node_max_bw(const struct ctld *d, int l, mono_ns now)
-{
-	double mx = 0, m, n;
-	bool ok;
-
-	for (int j = 0; j < d->njobs; j++) {
-		const struct job *jb = d->jobs[j];
-		for (uint32_t r = 0; r < jb->cap_ranks; r++) {
-			if (jb->ranks[r].used && jb->ranks[r].node == l &&
-			    rank_bw(d, &jb->ranks[r], now, &m, &n, &ok) && ok && m > mx)
-				mx = m;
-		}
-	}
-	return mx;
-}
-
-uint8_t cosched_job_class(const struct ctld *d, const struct job *jb, mono_ns now)
-{
-	struct fit_class_params cp;
-	struct fit_node fn = {0};
-	double mem, net;
-	int l = -1;
-
-	cosched_job_bw(d, jb, now, &mem, &net);
-	if (isnan(mem))
-		return PADM_CLASS_UNKNOWN;
-	for (uint32_t r = 0; r < jb->cap_ranks && l < 0; r++)
-		if (jb->ranks[r].used)
-			l = jb->ranks[r].node;
-	if (l < 0)
-		return PADM_CLASS_UNKNOWN;
-	if (mem < TURTLE_FLOOR)
-		return PADM_CLASS_TURTLE;
-	fn.cpus = d->nodes[l]->ncpus;
-	fn.mem_cap = (double)(d->cfg.cs.mem_cap ? d->cfg.cs.mem_cap : d->nodes[l]->mem_cap);
-	if (!(fn.mem_cap > 0)) /* M unknown: relative to the node's heaviest process */
-		fn.mem_cap = node_max_bw(d, l, now) * fn.cpus;
-	fit_class_params_default(&cp);
-	switch (fit_classify_bw(mem, &fn, &cp)) {
-	case FIT_TURTLE:
-		return PADM_CLASS_TURTLE;
-	case FIT_SEMIDEVIL:
-		return PADM_CLASS_SEMIDEVIL;
-	case FIT_DEVIL:
-		return PADM_CLASS_DEVIL;
-	default:
-		return PADM_CLASS_UNKNOWN;
-	}
-}
-
 void cosched_decided(struct ctld *d, struct job *jb)
 {
-	mono_ns p = jb->ctl.period_ns;
+	mono_ns p = jb->control.loop.period_ns;
 	uint32_t k = 1;
 
 	if (p > 0) {
 		uint64_t r = (d->cfg.cs.frame + p / 2) / p;
 		k = r < 1 ? 1 : r > COPLAN_MAX_WINDOWS ? COPLAN_MAX_WINDOWS : (uint32_t)r;
 	}
-	if (k != jb->want_k) {
+	if (k != jb->plan.want_k) {
 		log_info("job %s: granularity %u window-set(s) per frame (control period %.3f ms)",
 		         jb->name, k, (double)p / 1e6);
-		jb->want_k = k;
+		jb->plan.want_k = k;
 	}
 	/* also a new U (R_max measured, target): plan again; an unchanged plan sends nothing */
-	cosched_dirty(d);
+	plan_changed(d);
 }
 
 /* The job's utilisation to plan, or 0 when it is not planned. */
 static double job_util(const struct job *jb)
 {
-	if (jb->target_pct <= 0 || jb->ctl.state == CONTROL_CALIBRATING || jb->ctl.period_ns == 0 ||
-	    jb->ctl.slice_ns >= jb->ctl.period_ns)
+	const struct control_job *cj = &jb->control.loop;
+
+	if (jb->control.target_pct <= 0 || cj->state == CONTROL_CALIBRATING || cj->period_ns == 0 ||
+	    cj->slice_ns >= cj->period_ns)
 		return 0;
-	return (double)jb->ctl.slice_ns / (double)jb->ctl.period_ns;
+	return (double)cj->slice_ns / (double)cj->period_ns;
 }
 
 static bool windows_equal(uint8_t na, const struct vsp_resv *a, uint8_t nb,
@@ -240,261 +122,350 @@ static bool windows_equal(uint8_t na, const struct vsp_resv *a, uint8_t nb,
 	return na == nb && memcmp(a, b, na * sizeof(a[0])) == 0;
 }
 
-void cosched_replan(struct ctld *d, mono_ns now)
-{
-	struct cs_plan *p = &d->plan;
-	const struct ctld_cosched *cs = &d->cfg.cs;
-	uint32_t nslots = (uint32_t)(cs->frame / cs->slot), want_k = 1, nj = 0, nn = 0, np = 0;
-	double max_excess = 1.0; /* the smallest epsilon of the planned jobs, as a fraction */
-	int *jidx = calloc((size_t)d->njobs + 1, sizeof(int));
-	int *nidx = calloc((size_t)d->nnodes + 1, sizeof(int));
-	int *nmap = calloc((size_t)d->nnodes + 1, sizeof(int));
-	int *jmap = calloc((size_t)d->njobs + 1, sizeof(int));
-	struct fit_job *fj = NULL;
-	struct fit_node *fn = NULL;
-	struct fit_place *pl = NULL;
-	uint32_t *off = NULL;
-	struct coplan_job *cj = NULL;
-	uint8_t *table = NULL;
-	double *demand = NULL, *weight = NULL, *ndemand = NULL;
-	uint64_t *pcpus = NULL;
-	int rc;
+/* Everything one planning round works on; build_free() releases what it still owns. */
+struct build {
+	uint32_t nslots, want_k, nj, nn, np;
+	double max_excess;  /* the smallest epsilon of the planned jobs, as a fraction */
+	int *jidx, *nidx;   /* plan row -> job, plan node -> node */
+	int *jmap, *nmap;   /* job -> plan row, node -> plan node; -1: not planned */
+	struct fit_job *fj; /* per plan row */
+	struct fit_node *fn;
+	struct fit_place *pl; /* by node, at most one per (job, node) */
+	uint64_t *pcpus;      /* per placement: the CPUs its processes are pinned to */
+	uint32_t *off;        /* nn + 1 */
+	struct coplan_job *cj;
+	uint8_t *table; /* nj * nslots */
+};
 
-	p->dirty = false;
-	if (!jidx || !nidx || !nmap || !jmap)
+static void *zalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (p == NULL)
 		fatalx("out of memory");
-	for (int j = 0; j < d->njobs; j++) {
-		d->jobs[j]->plan_need = d->jobs[j]->plan_got = 0;
-		jmap[j] = -1;
-	}
-	/* nodes: up; jobs: planned with ranks on up nodes, at most one process per CPU */
+	return p;
+}
+
+static void build_free(struct build *b)
+{
+	free(b->jidx);
+	free(b->nidx);
+	free(b->jmap);
+	free(b->nmap);
+	free(b->fj);
+	free(b->fn);
+	free(b->pl);
+	free(b->pcpus);
+	free(b->off);
+	free(b->cj);
+	free(b->table);
+}
+
+/* Job jb can be planned on the up nodes: it has processes there, at most one per CPU. */
+static bool job_plannable(const struct ctld *d, const struct build *b, const struct job *jb)
+{
+	bool on = false, fits = true;
+
 	for (int l = 0; l < d->nnodes; l++) {
-		nmap[l] = -1;
+		uint32_t c = 0;
+		for (uint32_t r = 0; r < jb->cap_ranks; r++)
+			c += jb->ranks[r].used && jb->ranks[r].node == l;
+		if (c == 0 || b->nmap[l] < 0)
+			continue;
+		on = true;
+		if (c > d->nodes[l]->ncpus) {
+			fits = false;
+			log_warnx("job %s: %u processes on node %s with %u CPUs: not co-scheduled",
+			          jb->name, c, d->nodes[l]->name, d->nodes[l]->ncpus);
+		}
+	}
+	return on && fits;
+}
+
+/* Phase 1: the nodes (up, with CPUs) and the jobs (planned, with ranks on them). */
+static void build_select(struct ctld *d, struct build *b)
+{
+	b->jidx = zalloc((size_t)d->njobs, sizeof(int));
+	b->nidx = zalloc((size_t)d->nnodes, sizeof(int));
+	b->jmap = zalloc((size_t)d->njobs, sizeof(int));
+	b->nmap = zalloc((size_t)d->nnodes, sizeof(int));
+	b->want_k = 1;
+	b->max_excess = 1.0;
+	for (int j = 0; j < d->njobs; j++) {
+		d->jobs[j]->plan.need = d->jobs[j]->plan.got = 0;
+		b->jmap[j] = -1;
+	}
+	for (int l = 0; l < d->nnodes; l++) {
+		b->nmap[l] = -1;
 		if (d->nodes[l]->up && d->nodes[l]->ncpus > 0) {
-			nmap[l] = (int)nn;
-			nidx[nn++] = l;
+			b->nmap[l] = (int)b->nn;
+			b->nidx[b->nn++] = l;
 		}
 	}
 	for (int j = 0; j < d->njobs; j++) {
 		struct job *jb = d->jobs[j];
-		bool on = false, fits = true;
 
-		if (job_util(jb) <= 0)
+		if (job_util(jb) <= 0 || !job_plannable(d, b, jb))
 			continue;
-		for (int l = 0; l < d->nnodes; l++) {
-			uint32_t c = 0;
-			for (uint32_t r = 0; r < jb->cap_ranks; r++)
-				c += jb->ranks[r].used && jb->ranks[r].node == l;
-			if (c == 0)
-				continue;
-			if (nmap[l] >= 0)
-				on = true;
-			if (nmap[l] >= 0 && c > d->nodes[l]->ncpus) {
-				fits = false;
-				log_warnx("job %s: %u processes on node %s with %u CPUs: not "
-				          "co-scheduled",
-				          jb->name, c, d->nodes[l]->name, d->nodes[l]->ncpus);
-			}
-		}
-		if (!on || !fits)
+		b->jmap[j] = (int)b->nj;
+		b->jidx[b->nj++] = j;
+		if (jb->plan.want_k > b->want_k)
+			b->want_k = jb->plan.want_k;
+		if (jb->control.loop.p.epsilon_pct / 100.0 < b->max_excess)
+			b->max_excess = jb->control.loop.p.epsilon_pct / 100.0;
+	}
+}
+
+/* Plan row x's processes on plan node y: their count and, when all are pinned, the CPUs. */
+static uint32_t job_procs_on(const struct ctld *d, const struct build *b, uint32_t x, uint32_t y,
+                             uint64_t *cpus)
+{
+	const struct job *jb = d->jobs[b->jidx[x]];
+	uint32_t c = 0;
+	uint64_t mask = 0;
+	bool known = true;
+
+	for (uint32_t r = 0; r < jb->cap_ranks; r++) {
+		const struct rank *rk = &jb->ranks[r];
+		if (!rk->used || rk->node != b->nidx[y])
 			continue;
-		jmap[j] = (int)nj;
-		jidx[nj++] = j;
-		if (jb->want_k > want_k)
-			want_k = jb->want_k;
-		if (jb->ctl.p.epsilon_pct / 100.0 < max_excess)
-			max_excess = jb->ctl.p.epsilon_pct / 100.0;
+		c++;
+		if (rk->cpu >= 0 && rk->cpu < 64)
+			mask |= 1ull << rk->cpu;
+		else
+			known = false;
 	}
-	if (nj == 0) {
-		plan_clear(p);
-		p->seq++;
-		p->made_at = now;
-		for (int j = 0; j < d->njobs; j++)
-			d->jobs[j]->plan_nwin = 0;
-		goto out;
-	}
-	fj = calloc(nj, sizeof(*fj));
-	fn = calloc(nn, sizeof(*fn));
-	off = calloc((size_t)nn + 1, sizeof(*off));
-	cj = calloc(nj, sizeof(*cj));
-	table = calloc((size_t)nj * nslots, 1);
-	demand = calloc(nn, sizeof(double));
-	ndemand = calloc(nn, sizeof(double));
-	weight = calloc(nn, sizeof(double));
-	/* placements by node: at most one per (job, node), with the CPUs they are pinned to */
-	pl = calloc((size_t)nj * nn, sizeof(*pl));
-	pcpus = calloc((size_t)nj * nn, sizeof(*pcpus));
-	if (!fj || !fn || !off || !cj || !table || !demand || !ndemand || !weight || !pl || !pcpus)
-		fatalx("out of memory");
-	for (uint32_t x = 0; x < nj; x++) {
-		const struct job *jb = d->jobs[jidx[x]];
+	*cpus = known ? mask : 0;
+	return c;
+}
+
+/* Phase 2: the fitness problem: jobs' demands, placements, nodes' capacities (unknown:
+ * every slot aims at the node's mean demand). */
+static void build_problem(struct ctld *d, struct build *b, mono_ns now)
+{
+	const struct ctld_cosched *cs = &d->cfg.cs;
+	double *demand = zalloc(b->nn, sizeof(double)), *ndemand = zalloc(b->nn, sizeof(double));
+	double *weight = zalloc(b->nn, sizeof(double));
+
+	b->fj = zalloc(b->nj, sizeof(*b->fj));
+	b->fn = zalloc(b->nn, sizeof(*b->fn));
+	b->off = zalloc((size_t)b->nn + 1, sizeof(*b->off));
+	b->cj = zalloc(b->nj, sizeof(*b->cj));
+	b->table = zalloc((size_t)b->nj * b->nslots, 1);
+	b->pl = zalloc((size_t)b->nj * b->nn, sizeof(*b->pl));
+	b->pcpus = zalloc((size_t)b->nj * b->nn, sizeof(*b->pcpus));
+	for (uint32_t x = 0; x < b->nj; x++) {
 		double m, n;
-		cosched_job_bw(d, jb, now, &m, &n);
-		fj[x].mem_bw = isnan(m) ? 0 : m;
-		fj[x].net_bw = isnan(n) ? 0 : n;
-		fj[x].util = job_util(jb);
+		jobbw_average(d, d->jobs[b->jidx[x]], now, &m, &n);
+		b->fj[x].mem_bw = isnan(m) ? 0 : m;
+		b->fj[x].net_bw = isnan(n) ? 0 : n;
+		b->fj[x].util = job_util(d->jobs[b->jidx[x]]);
 	}
-	for (uint32_t y = 0; y < nn; y++) {
-		off[y] = np;
-		for (uint32_t x = 0; x < nj; x++) {
-			const struct job *jb = d->jobs[jidx[x]];
-			uint32_t c = 0;
-			uint64_t mask = 0;
-			bool known = true;
-			for (uint32_t r = 0; r < jb->cap_ranks; r++) {
-				const struct rank *rk = &jb->ranks[r];
-				if (!rk->used || rk->node != nidx[y])
-					continue;
-				c++;
-				if (rk->cpu >= 0 && rk->cpu < 64)
-					mask |= 1ull << rk->cpu;
-				else
-					known = false;
-			}
+	for (uint32_t y = 0; y < b->nn; y++) {
+		b->off[y] = b->np;
+		for (uint32_t x = 0; x < b->nj; x++) {
+			const struct fit_job *f = &b->fj[x];
+			uint32_t c = job_procs_on(d, b, x, y, &b->pcpus[b->np]);
 			if (c == 0)
 				continue;
-			pcpus[np] = known ? mask : 0;
-			pl[np++] = (struct fit_place){.job = x, .node = y, .procs = c};
-			demand[y] += fj[x].util * c * fj[x].mem_bw;
-			ndemand[y] += fj[x].util * c * fj[x].net_bw;
-			weight[y] += fj[x].util * c;
+			b->pl[b->np++] = (struct fit_place){.job = x, .node = y, .procs = c};
+			demand[y] += f->util * c * f->mem_bw;
+			ndemand[y] += f->util * c * f->net_bw;
+			weight[y] += f->util * c;
 		}
 	}
-	off[nn] = np;
-	for (uint32_t y = 0; y < nn; y++) {
-		const struct node *n = d->nodes[nidx[y]];
-		fn[y].cpus = n->ncpus;
-		fn[y].mem_cap = (double)(cs->mem_cap ? cs->mem_cap : n->mem_cap);
-		fn[y].net_cap = (double)(cs->net_cap ? cs->net_cap : n->net_cap);
-		/* unknown capacity: aim every slot at the node's mean demand */
-		if (!(fn[y].mem_cap > 0) && weight[y] > 0)
-			fn[y].mem_cap = demand[y] / weight[y] * n->ncpus;
-		if (!(fn[y].net_cap > 0) && weight[y] > 0)
-			fn[y].net_cap = ndemand[y] / weight[y] * n->ncpus;
+	b->off[b->nn] = b->np;
+	for (uint32_t y = 0; y < b->nn; y++) {
+		const struct node *n = d->nodes[b->nidx[y]];
+		b->fn[y].cpus = n->ncpus;
+		b->fn[y].mem_cap = (double)(cs->mem_cap ? cs->mem_cap : n->mem_cap);
+		b->fn[y].net_cap = (double)(cs->net_cap ? cs->net_cap : n->net_cap);
+		if (!(b->fn[y].mem_cap > 0) && weight[y] > 0)
+			b->fn[y].mem_cap = demand[y] / weight[y] * n->ncpus;
+		if (!(b->fn[y].net_cap > 0) && weight[y] > 0)
+			b->fn[y].net_cap = ndemand[y] / weight[y] * n->ncpus;
 	}
-	struct fit_problem pb = {.njobs = nj,
-	                         .nnodes = nn,
-	                         .jobs = fj,
-	                         .nodes = fn,
-	                         .place = pl,
-	                         .nplace = np,
-	                         .node_off = off,
-	                         .pairing = cs->pairing,
-	                         .place_cpus = pcpus};
-	rc = coplan_make(&pb, nslots, cs->slot, want_k, max_excess, table, cj, &p->res);
-	if (rc != 0) {
-		log_warnx("co-scheduling plan failed: %s; the previous one stays", strerror(-rc));
-		free(pl);
-		free(off);
-		free(table);
-		goto out;
-	}
+	free(demand);
+	free(ndemand);
+	free(weight);
+}
+
+/* Phase 3: the plan in force takes the build's table and indices. */
+static void build_adopt(struct ctld *d, struct build *b, mono_ns now)
+{
+	struct cs_plan *p = &d->plan;
+
 	plan_clear(p);
 	p->valid = true;
 	p->seq++;
 	p->made_at = now;
-	p->njobs = nj;
-	p->nnodes = nn;
-	p->nplace = np;
-	p->place = pl;
-	p->node_off = off;
-	p->table = table;
-	p->job_of = jidx;
-	p->node_of = nidx;
-	jidx = nidx = NULL;
-	pl = NULL;
-	off = NULL;
-	table = NULL;
+	p->njobs = b->nj;
+	p->nnodes = b->nn;
+	p->nplace = b->np;
+	p->place = b->pl;
+	p->node_off = b->off;
+	p->table = b->table;
+	p->job_of = b->jidx;
+	p->node_of = b->nidx;
+	b->jidx = b->nidx = NULL;
+	b->pl = NULL;
+	b->off = NULL;
+	b->table = NULL;
+}
+
+/* Phase 4: every job's windows; the ones that changed are due for a push. */
+static void build_assign(struct ctld *d, const struct build *b, mono_ns now)
+{
+	const struct cs_plan *p = &d->plan;
+
 	for (int j = 0; j < d->njobs; j++) {
 		struct job *jb = d->jobs[j];
-		int x = jmap[j];
+		struct job_plan *jp = &jb->plan;
+		const struct coplan_job *c = b->jmap[j] >= 0 ? &b->cj[b->jmap[j]] : NULL;
 
-		if (x < 0) {
-			jb->plan_nwin = 0;
+		if (c == NULL) {
+			jp->nwin = 0;
 			continue;
 		}
-		jb->plan_need = cj[x].need;
-		jb->plan_got = cj[x].got;
-		jb->plan_merged = cj[x].merged;
-		jb->plan_nwin = (uint8_t)cj[x].nwin;
-		memset(jb->plan_win, 0, sizeof(jb->plan_win));
-		memcpy(jb->plan_win, cj[x].win, cj[x].nwin * sizeof(cj[x].win[0]));
-		if (!windows_equal(jb->plan_nwin, jb->plan_win, jb->nwin, jb->win))
-			jb->push_at = now; /* due */
-		if (cj[x].got < cj[x].need)
+		jp->need = c->need;
+		jp->got = c->got;
+		jp->merged = c->merged;
+		jp->nwin = (uint8_t)c->nwin;
+		memset(jp->win, 0, sizeof(jp->win));
+		memcpy(jp->win, c->win, c->nwin * sizeof(c->win[0]));
+		if (!windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win))
+			jp->push_at = now; /* due */
+		if (c->got < c->need)
 			log_warnx("job %s: %u of the %u slots it needs per %s: the nodes are full",
-			          jb->name, cj[x].got, cj[x].need,
-			          p->res.k > 1 ? "sub-frame" : "frame");
-		if (cj[x].merged)
+			          jb->name, c->got, c->need, p->res.k > 1 ? "sub-frame" : "frame");
+		if (c->merged)
 			log_info("job %s: more than %d windows: closest merged (its slots may move "
 			         "inside the merged spans)",
 			         jb->name, COPLAN_MAX_WINDOWS);
 	}
-	{
-		char a[32], b[32];
-		log_info("co-scheduling plan %llu: %u job(s) on %u node(s), %u window-set(s) per "
-		         "frame %s of %u slots of %s, pairing %s%s%s",
-		         (unsigned long long)p->seq, nj, nn, p->res.k,
-		         duration_format(cs->frame, a, sizeof(a)), p->res.slots,
-		         duration_format(cs->slot, b, sizeof(b)),
-		         cs->pairing == FIT_PAIR_FITNESS     ? "fitness"
-		         : cs->pairing == FIT_PAIR_OBLIVIOUS ? "oblivious"
-		                                             : "worst",
-		         p->res.complete ? "" : "; some jobs short of their share",
-		         p->res.colourable ? "" : "; NOT pinnable to CPUs on some node");
-	}
+}
+
+static void plan_log(const struct ctld *d)
+{
+	const struct cs_plan *p = &d->plan;
+	const struct ctld_cosched *cs = &d->cfg.cs;
+	char a[32], b[32];
+
+	log_info("co-scheduling plan %llu: %u job(s) on %u node(s), %u window-set(s) per "
+	         "frame %s of %u slots of %s, pairing %s%s%s",
+	         (unsigned long long)p->seq, p->njobs, p->nnodes, p->res.k,
+	         duration_format(cs->frame, a, sizeof(a)), p->res.slots,
+	         duration_format(cs->slot, b, sizeof(b)), fit_pairing_name(cs->pairing),
+	         p->res.complete ? "" : "; some jobs short of their share",
+	         p->res.colourable ? "" : "; NOT pinnable to CPUs on some node");
 	if (!p->res.colourable)
 		log_warnx("co-scheduling plan %llu: on node %s the jobs of some slots cannot be "
 		          "put on CPUs with disjoint windows; vsched may refuse some of them",
 		          (unsigned long long)p->seq, d->nodes[p->node_of[p->res.bad_node]]->name);
-out:
-	free(jidx);
-	free(nidx);
-	free(nmap);
-	free(jmap);
-	free(fj);
-	free(fn);
-	free(pl);
-	free(off);
-	free(cj);
-	free(table);
-	free(demand);
-	free(ndemand);
-	free(weight);
-	free(pcpus);
+}
+
+void cosched_replan(struct ctld *d, mono_ns now)
+{
+	const struct ctld_cosched *cs = &d->cfg.cs;
+	struct build b = {.nslots = (uint32_t)(cs->frame / cs->slot)};
+	int rc;
+
+	d->plan.dirty = false;
+	build_select(d, &b);
+	if (b.nj == 0) {
+		plan_clear(&d->plan);
+		d->plan.seq++;
+		d->plan.made_at = now;
+		for (int j = 0; j < d->njobs; j++)
+			d->jobs[j]->plan.nwin = 0;
+		build_free(&b);
+		return;
+	}
+	build_problem(d, &b, now);
+	struct fit_problem pb = {.njobs = b.nj,
+	                         .nnodes = b.nn,
+	                         .jobs = b.fj,
+	                         .nodes = b.fn,
+	                         .place = b.pl,
+	                         .nplace = b.np,
+	                         .node_off = b.off,
+	                         .pairing = cs->pairing,
+	                         .place_cpus = b.pcpus};
+	rc = coplan_make(&pb, b.nslots, cs->slot, b.want_k, b.max_excess, b.table, b.cj,
+	                 &d->plan.res);
+	if (rc != 0) {
+		log_warnx("co-scheduling plan failed: %s; the previous one stays", strerror(-rc));
+	} else {
+		build_adopt(d, &b, now);
+		build_assign(d, &b, now);
+		plan_log(d);
+	}
+	build_free(&b);
+}
+
+/* Classes from the averaged bandwidth; a change is a change of the plan's inputs. */
+static void update_classes(struct ctld *d, mono_ns now)
+{
+	for (int j = 0; j < d->njobs; j++) {
+		struct job *jb = d->jobs[j];
+		uint8_t k = jobbw_class(d, jb, true, now);
+
+		if (k != jb->plan.klass) {
+			log_info("job %s: class %s -> %s", jb->name,
+			         padm_class_name(jb->plan.klass), padm_class_name(k));
+			jb->plan.klass = k;
+			plan_changed(d);
+		}
+	}
+}
+
+/* A job whose planned windows are not the committed ones, due for a push now. */
+static bool push_due(const struct job *jb, mono_ns now)
+{
+	const struct job_plan *jp = &jb->plan;
+
+	return jp->nwin > 0 && !jb->txn.active && !mono_before(now, jp->push_at) &&
+	       !windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win);
 }
 
 void cosched_tick(struct ctld *d, mono_ns now)
 {
-	for (int j = 0; j < d->njobs; j++) {
-		struct job *jb = d->jobs[j];
-		uint8_t k = cosched_job_class(d, jb, now);
+	struct cs_plan *p = &d->plan;
 
-		if (k != jb->klass) {
-			log_info("job %s: class %s -> %s", jb->name, padm_class_name(jb->klass),
-			         padm_class_name(k));
-			jb->klass = k;
-			cosched_dirty(d);
-		}
+	update_classes(d, now);
+	p->tick_at = now + CLASS_TICK;
+	if (p->changes != p->seen) {
+		if (!p->dirty_since)
+			p->dirty_since = now;
+		p->seen = p->changes;
+		p->quiet_since = now;
 	}
-	if (d->plan.changes != d->plan.seen) {
-		if (!d->plan.dirty_since)
-			d->plan.dirty_since = now;
-		d->plan.seen = d->plan.changes;
-		d->plan.quiet_since = now;
-	}
-	if (d->plan.dirty && (now - d->plan.quiet_since >= PLAN_QUIET ||
-	                      now - d->plan.dirty_since >= PLAN_MAX_WAIT)) {
+	if (p->dirty &&
+	    (now - p->quiet_since >= PLAN_QUIET || now - p->dirty_since >= PLAN_MAX_WAIT)) {
 		cosched_replan(d, now);
-		d->plan.dirty_since = 0;
+		p->dirty_since = 0;
 	}
 	for (int j = 0; j < d->njobs; j++) {
-		struct job *jb = d->jobs[j];
-
-		if (jb->plan_nwin == 0 || jb->txn.active || mono_before(now, jb->push_at) ||
-		    windows_equal(jb->plan_nwin, jb->plan_win, jb->nwin, jb->win))
-			continue;
-		if (jobs_push_windows(d, j, NULL, NULL, 0, now) < 0)
-			jb->push_at = now + PUSH_RETRY;
+		if (push_due(d->jobs[j], now) && txn_push_plan(d, j, NULL, NULL, 0, now) < 0)
+			d->jobs[j]->plan.push_at = now + PUSH_RETRY;
 	}
+}
+
+mono_ns cosched_next(const struct ctld *d)
+{
+	const struct cs_plan *p = &d->plan;
+	mono_ns next = p->tick_at;
+
+	if (p->dirty) {
+		mono_ns at = p->quiet_since + PLAN_QUIET;
+		if (p->dirty_since && mono_before(p->dirty_since + PLAN_MAX_WAIT, at))
+			at = p->dirty_since + PLAN_MAX_WAIT;
+		next = mono_min(next, at);
+	}
+	for (int j = 0; j < d->njobs; j++) {
+		const struct job *jb = d->jobs[j];
+		if (jb->plan.nwin > 0 && !jb->txn.active && mono_before(jb->plan.push_at, next))
+			next = jb->plan.push_at;
+	}
+	return next;
 }

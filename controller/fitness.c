@@ -33,18 +33,6 @@
 #include "fitness.h"
 #include "fitness_search.h"
 
-uint32_t fit_need(double util, uint32_t nslots)
-{
-	if (!(util > 0))
-		return 0;
-	double n = ceil(util * nslots - 1e-9);
-	if (n < 1)
-		n = 1;
-	if (n > nslots)
-		n = nslots;
-	return (uint32_t)n;
-}
-
 /* Squared distance: same order as the distance, no sqrt on the hot path. */
 static double dist2(const struct fit_job *j, double m_ideal, double n_ideal)
 {
@@ -399,4 +387,11 @@ void fit_window_resv(const struct fit_window *w, mono_ns slot_ns, uint32_t nslot
 	out->phase = slot_ns * w->phase;
 	out->slice = slot_ns * w->len;
 	out->deadline = out->slice;
+}
+
+const char *const fit_pairing_names[] = {"fitness", "oblivious", "worst", NULL};
+
+const char *fit_pairing_name(uint8_t pairing)
+{
+	return pairing <= FIT_PAIR_WORST ? fit_pairing_names[pairing] : "?";
 }

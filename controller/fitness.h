@@ -15,6 +15,7 @@
 #ifndef VSCHED_FITNESS_H
 #define VSCHED_FITNESS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,7 +86,17 @@ struct fit_class_params {
 /* fitness.c */
 #define FIT_MAX_SLOTS 1024 /* nslots the repair search of fit_schedule() takes at most */
 /* Slots per frame job i needs: ceil(U * nslots) (at least 1 for U > 0). */
-uint32_t fit_need(double util, uint32_t nslots);
+static inline uint32_t fit_need(double util, uint32_t nslots)
+{
+	if (!(util > 0))
+		return 0;
+	double n = ceil(util * nslots - 1e-9);
+	if (n < 1)
+		n = 1;
+	if (n > nslots)
+		n = nslots;
+	return (uint32_t)n;
+}
 /* Distance of Fig. 3 between a job's per-process (mem, net) and the ideal point. */
 double fit_distance(const struct fit_job *j, double mem_rem, double net_rem, uint32_t p_rem);
 /* Scratch bytes fit_schedule() needs for any nslots <= FIT_MAX_SLOTS (greedy fill and
@@ -124,5 +135,8 @@ enum fit_class fit_classify_bw(double mem_bw, const struct fit_node *node,
 enum fit_class fit_classify_missrate(uint64_t llc_misses, uint64_t instructions,
                                      const struct fit_class_params *p);
 const char *fit_class_name(enum fit_class c);
+/* Names of enum fit_pairing, in its order, NULL-terminated (config key `pairing`). */
+extern const char *const fit_pairing_names[];
+const char *fit_pairing_name(uint8_t pairing); /* "?" when out of range */
 
 #endif

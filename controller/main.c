@@ -5,13 +5,12 @@
  *                     [-S STATE_FILE]
  *
  * main: parse options -> load and check the config -> restore the state file -> bind the
- * agents' and the admin endpoints -> loop (zmq_poll, timers) until SIGTERM/SIGINT -> save
- * the state -> close. Runs as any user; it changes nothing on the machine but its state
+ * agents' and the admin endpoints -> loop (loop.c) until SIGTERM/SIGINT -> save the state
+ * -> close. Runs as any user; it changes nothing on the machine but its state
  * file.
  */
 #include "controller.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +19,6 @@
 #include <zmq.h>
 
 #include "log.h"
-
-#define TICK_MS 100 /* timers: node liveness, acknowledgement timeouts, state, dashboard */
 
 static volatile sig_atomic_t quit;
 
@@ -54,43 +51,43 @@ static int set_string(char *dst, size_t cap, const char *src, const char *what)
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	const char *agents = NULL, *admin = NULL, *statef = NULL;
-	int opt, check = 0, fg = 0, verbose = 0, rc = 1;
-	struct ctld d;
-	char why[512];
-	mono_ns next_dash = 0;
-	struct sigaction sa;
+/* Command-line options over the defaults: endpoints and state file override the config. */
+struct options {
+	const char *agents, *admin, *state;
+	int check, fg, verbose;
+};
 
-	memset(&d, 0, sizeof(d));
-	d.config_path = CTLD_DEFAULT_CONFIG;
+/* Parses argv into o and d; returns -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct ctld *d, struct options *o)
+{
+	int opt;
+
 	while ((opt = getopt(argc, argv, "c:nfvdA:a:S:h")) != -1) {
 		switch (opt) {
 		case 'c':
-			d.config_path = optarg;
+			d->config_path = optarg;
 			break;
 		case 'n':
-			check = 1;
+			o->check = 1;
 			break;
 		case 'f':
-			fg = 1;
+			o->fg = 1;
 			break;
 		case 'v':
-			verbose++;
+			o->verbose++;
 			break;
 		case 'd':
-			d.dashboard = true;
-			fg = 1;
+			d->dashboard = true;
+			o->fg = 1;
 			break;
 		case 'A':
-			agents = optarg;
+			o->agents = optarg;
 			break;
 		case 'a':
-			admin = optarg;
+			o->admin = optarg;
 			break;
 		case 'S':
-			statef = optarg;
+			o->state = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -105,82 +102,88 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	return -1;
+}
 
-	ctld_config_defaults(&d.cfg);
-	if (access(d.config_path, F_OK) == 0 || strcmp(d.config_path, CTLD_DEFAULT_CONFIG) != 0) {
-		if (ctld_config_load(&d.cfg, d.config_path, why, sizeof(why)) != 0) {
+/* The configuration: file, then the command line. Returns -1 to go on, else the status. */
+static int configure(struct ctld *d, const struct options *o)
+{
+	char why[512];
+
+	ctld_config_defaults(&d->cfg);
+	if (access(d->config_path, F_OK) == 0 || strcmp(d->config_path, CTLD_DEFAULT_CONFIG) != 0) {
+		if (ctld_config_load(d->config_path, &d->cfg, why, sizeof(why)) != 0) {
 			fprintf(stderr, "vsched-controller: %s\n", why);
 			return 1;
 		}
 	}
-	if ((agents && set_string(d.cfg.agents, sizeof(d.cfg.agents), agents, "-A") != 0) ||
-	    (admin && set_string(d.cfg.admin, sizeof(d.cfg.admin), admin, "-a") != 0) ||
-	    (statef && set_string(d.cfg.state_file, sizeof(d.cfg.state_file), statef, "-S") != 0))
+	if ((o->agents && set_string(d->cfg.agents, sizeof(d->cfg.agents), o->agents, "-A") != 0) ||
+	    (o->admin && set_string(d->cfg.admin, sizeof(d->cfg.admin), o->admin, "-a") != 0) ||
+	    (o->state &&
+	     set_string(d->cfg.state_file, sizeof(d->cfg.state_file), o->state, "-S") != 0))
 		return 2;
-	if (check) {
-		ctld_config_print(&d.cfg, stdout);
+	return -1;
+}
+
+/* State file, sockets. Returns 0 or -1 (logged). */
+static int setup(struct ctld *d)
+{
+	char why[512];
+
+	if (getrandom(&d->ctl_instance, sizeof(d->ctl_instance), 0) != sizeof(d->ctl_instance))
+		d->ctl_instance = (uint64_t)getpid() ^ clock_ns(CLOCK_REALTIME);
+	cosched_init(d);
+	if (persist_restore(d, mono_now(), why, sizeof(why)) != 0) {
+		log_warnx("state file refused: %s (fix or move it away; nothing was changed)", why);
+		return -1;
+	}
+	d->zctx = zmq_ctx_new();
+	if (d->zctx == NULL)
+		fatalx("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+	if (agents_open(d) != 0 || admin_open(d) != 0)
+		return -1;
+	log_info("started (instance %016llx, %d job(s) restored)",
+	         (unsigned long long)d->ctl_instance, d->njobs);
+	return 0;
+}
+
+static void teardown(struct ctld *d)
+{
+	admin_close(d);
+	agents_close(d);
+	if (d->zctx)
+		zmq_ctx_term(d->zctx);
+	cosched_free(d);
+	jobs_free(d);
+	nodes_free(d);
+}
+
+int main(int argc, char **argv)
+{
+	static struct ctld d; /* large: keep it off the stack */
+	struct options o = {0};
+	struct sigaction sa;
+	int rc;
+
+	d.config_path = CTLD_DEFAULT_CONFIG;
+	if ((rc = parse_options(argc, argv, &d, &o)) >= 0 || (rc = configure(&d, &o)) >= 0)
+		return rc;
+	if (o.check) {
+		ctld_config_print(stdout, &d.cfg);
 		return 0;
 	}
-
-	log_init("vsched-controller", fg, verbose);
+	log_init("vsched-controller", o.fg, o.verbose);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (getrandom(&d.ctl_instance, sizeof(d.ctl_instance), 0) != sizeof(d.ctl_instance))
-		d.ctl_instance = (uint64_t)getpid() ^ clock_ns(CLOCK_REALTIME);
-
-	cosched_init(&d);
-	if (state_restore(&d, mono_now(), why, sizeof(why)) != 0) {
-		log_warnx("state file refused: %s (fix or move it away; nothing was changed)", why);
-		goto out;
+	rc = 1;
+	if (setup(&d) == 0) {
+		loop_run(&d, &quit);
+		log_info("stopping");
+		rc = persist_save(&d) == 0 ? 0 : 1;
 	}
-	d.zctx = zmq_ctx_new();
-	if (d.zctx == NULL)
-		fatalx("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
-	if (agents_open(&d) != 0 || admin_open(&d) != 0)
-		goto out;
-	log_info("started (instance %016llx, %d job(s) restored)",
-	         (unsigned long long)d.ctl_instance, d.njobs);
-
-	while (!quit) {
-		zmq_pollitem_t items[2] = {
-		    {.socket = d.agents, .events = ZMQ_POLLIN},
-		    {.socket = d.admin, .events = ZMQ_POLLIN},
-		};
-		mono_ns now;
-		int n = zmq_poll(items, 2, TICK_MS);
-
-		if (n < 0 && zmq_errno() != EINTR)
-			fatalx("zmq_poll: %s", zmq_strerror(zmq_errno()));
-		now = mono_now();
-		if (n > 0 && (items[0].revents & ZMQ_POLLIN))
-			agents_recv(&d, now);
-		if (n > 0 && (items[1].revents & ZMQ_POLLIN))
-			admin_recv(&d, now);
-		agents_tick(&d, now);
-		jobs_tick(&d, now);
-		if (d.cfg.cs.on)
-			cosched_tick(&d, now);
-		/* end of the turn: one state write for all its changes, then the admin replies
-		 * (durability contract: state.c, state_commit()) */
-		admin_end_turn(&d, now);
-		if (d.dashboard && !mono_before(now, next_dash)) {
-			admin_dashboard(&d, stdout, now);
-			next_dash = now + d.cfg.dashboard_interval;
-		}
-	}
-	log_info("stopping");
-	rc = 0;
-	if (state_save_all(&d) != 0)
-		rc = 1;
-out:
-	admin_close(&d);
-	agents_close(&d);
-	if (d.zctx)
-		zmq_ctx_term(d.zctx);
-	cosched_free(&d);
-	jobs_free(&d);
+	teardown(&d);
 	return rc;
 }

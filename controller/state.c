@@ -13,20 +13,18 @@
  * state file, fsync the directory. A reader sees the old file or the new one, never a
  * mix; a crash leaves at worst a stray temporary file, never a truncated state file.
  * A state file that does not parse or holds an out-of-range value is refused as a whole
- * with the reason (the daemon does not start rather than silently forget targets).
- * When: once per loop turn in which something changed (group commit, state_commit()),
- * before the turn's admin replies leave, and at exit.
+ * with the reason (the daemon does not start rather than silently forget targets); the
+ * settings get the same check as everywhere else (settings_check).
+ * A pure load/save pair over struct state_job: when the daemon writes is persist.c's.
  */
 #include "controller.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libconfig.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cfgutil.h"
@@ -186,6 +184,7 @@ static int get_dur(const config_setting_t *g, const char *key, uint64_t *out)
 static int load_job(const config_setting_t *g, struct state_job *j, char *why, size_t whylen)
 {
 	const char *s;
+	char r[160];
 	int b;
 
 	memset(j, 0, sizeof(*j));
@@ -212,14 +211,12 @@ static int load_job(const config_setting_t *g, struct state_job *j, char *why, s
 		snprintf(why, whylen, "%s: aggregate: missing or not slowest/mean", j->name);
 		return -1;
 	}
-	if (get_num(g, "epsilon", &j->set.eps_pct) != 0 ||
-	    !(j->set.eps_pct > 0 && j->set.eps_pct <= 50)) {
-		snprintf(why, whylen, "%s: epsilon: missing or not in (0, 50]", j->name);
+	if (get_num(g, "epsilon", &j->set.eps_pct) != 0) {
+		snprintf(why, whylen, "%s: epsilon: missing or not a number", j->name);
 		return -1;
 	}
-	if (get_num(g, "r_max", &j->set.r_max) != 0 || !isfinite(j->set.r_max) ||
-	    j->set.r_max < 0) {
-		snprintf(why, whylen, "%s: r_max: missing or negative", j->name);
+	if (get_num(g, "r_max", &j->set.r_max) != 0) {
+		snprintf(why, whylen, "%s: r_max: missing or not a number", j->name);
 		return -1;
 	}
 	if (!config_setting_lookup_bool(g, "r_max_given", &b)) {
@@ -235,8 +232,8 @@ static int load_job(const config_setting_t *g, struct state_job *j, char *why, s
 		         j->name);
 		return -1;
 	}
-	if (j->set.initial_period < j->set.min_period) {
-		snprintf(why, whylen, "%s: initial_period < min_period", j->name);
+	if (settings_check(&j->set, r, sizeof(r)) != 0) {
+		snprintf(why, whylen, "%s: %s", j->name, r);
 		return -1;
 	}
 	return 0;
@@ -304,96 +301,4 @@ bad:
 	free(js);
 	config_destroy(&cfg);
 	return -EINVAL;
-}
-
-int state_save_all(struct ctld *d)
-{
-	struct state_job *js = NULL;
-	char why[300];
-	int rc;
-
-	if (d->njobs > 0) {
-		js = calloc((size_t)d->njobs, sizeof(*js));
-		if (js == NULL)
-			fatalx("out of memory");
-	}
-	for (int i = 0; i < d->njobs; i++) {
-		snprintf(js[i].name, sizeof(js[i].name), "%s", d->jobs[i]->name);
-		js[i].target = d->jobs[i]->target_pct;
-		js[i].set = d->jobs[i]->set;
-	}
-	rc = state_save(d->cfg.state_file, d->next_gen, js, d->njobs, why, sizeof(why));
-	free(js);
-	if (rc != 0) {
-		log_warnx("state not saved: %s", why);
-		return -1;
-	}
-	d->state_dirty = false;
-	d->state_writes++;
-	log_debug("state saved to %s (%d jobs)", d->cfg.state_file, d->njobs);
-	return 0;
-}
-
-void state_mark(struct ctld *d)
-{
-	d->state_dirty = true;
-	d->state_sync = true;
-}
-
-/*
- * Group commit. The loop (main.c) calls this once per turn through admin_end_turn(),
- * after the turn's messages and timers were handled and before it blocks in zmq_poll
- * again; every change of the turn goes into one write (one fsync of the file, one of the
- * directory) instead of one per change.
- *
- * Durability contract: whatever the controller tells an administrator (a reply such as
- * "target 40% applied" or "settings changed", or a listing showing them) and relies on
- * after a restart (targets, settings) is on disk before the reply leaves. This holds
- * because (1) every change of the persisted state is marked with state_mark() in the turn
- * it is made, which makes this turn's write unconditional (state_sync; state_dirty alone
- * is a failed write waiting for its retry), and (2) every admin reply of the turn is held
- * in admin.c and sent only after this returns (admin_end_turn: state_commit, then the
- * replies). A crash before the write loses only changes no administrator has been told
- * of. Generations need no more than before: a restart numbers them above wall-clock
- * seconds << 20 anyway (controller.h).
- *
- * On a failed write the behaviour is the one of the controller before group commit: the
- * reason is logged, the state stays dirty and is retried at most once a second (and at
- * once with the next change, state_mark()), and the held replies are still sent (the
- * change is in force on the nodes; only its persistence is late).
- */
-int state_commit(struct ctld *d, mono_ns now)
-{
-	if (!d->state_dirty)
-		return 0;
-	if (!d->state_sync && mono_before(now, d->state_due))
-		return 0;
-	d->state_sync = false;
-	d->state_due = now + NSEC_PER_SEC;
-	return state_save_all(d);
-}
-
-int state_restore(struct ctld *d, mono_ns now, char *why, size_t whylen)
-{
-	struct state_job *js;
-	uint64_t last_gen = 0, base;
-	int n, rc;
-
-	rc = state_load(d->cfg.state_file, &last_gen, &js, &n, why, whylen);
-	if (rc == -EINVAL)
-		return -1;
-	/* generations grow across restarts: see controller.h */
-	base = (uint64_t)time(NULL) << 20;
-	d->next_gen = last_gen + 1 > base ? last_gen + 1 : base;
-	if (rc == -ENOENT) {
-		log_info("no state file %s: starting with no jobs", d->cfg.state_file);
-		return 0;
-	}
-	for (int i = 0; i < n; i++) {
-		job_restore(d, js[i].name, &js[i].set, js[i].target, now);
-		log_info("job %s: restored, target %g%%, algorithm %s", js[i].name, js[i].target,
-		         padm_algo_name(js[i].set.algo));
-	}
-	free(js);
-	return 0;
 }

@@ -1,10 +1,11 @@
 /*
- * Unit tests of the controller's node lookup by agent routing id (controller/agents.c),
+ * Unit tests of the controller's node lookup by agent routing id (controller/nodes.c),
  * which runs for every agent message:
  *   - the hash table agrees with a linear scan (the previous implementation) for 1,000
  *     nodes with ids of every length, ZeroMQ's own 5-byte ids included, for known and
  *     unknown ids, and again after ids were cleared and changed and the table rebuilt;
- *   - through the real agents' socket (inproc): registered nodes are answered, an agent
+ *   - through the real agents' socket (inproc), with the loop's end of turn sending what
+ *     was queued: registered nodes are answered, an agent
  *     that registers again from a new connection takes the node over and its old
  *     connection is told to register (HELLO_ACK -ENOENT), an unknown connection too.
  */
@@ -71,20 +72,20 @@ static void check_all(const struct ctld *d, unsigned *seed)
 	for (int i = 0; i < d->nnodes; i++) {
 		const struct node *n = d->nodes[i];
 		if (n->idlen > 0)
-			assert_int_equal(agents_node_by_id(d, n->id, n->idlen), i);
+			assert_int_equal(nodes_by_id(d, n->id, n->idlen), i);
 	}
 	for (int k = 0; k < 5000; k++) { /* mostly unknown ids; some collide with known */
 		len = random_id(id, seed, 0x80000000u + (uint32_t)(rand_r(seed) % 2000));
-		assert_int_equal(agents_node_by_id(d, id, len), scan(d, id, len));
+		assert_int_equal(nodes_by_id(d, id, len), scan(d, id, len));
 	}
 	/* a prefix or an extension of a known id is another id */
 	for (int i = 0; i < d->nnodes; i++) {
 		const struct node *n = d->nodes[i];
 		if (n->idlen > 1)
-			assert_int_equal(agents_node_by_id(d, n->id, n->idlen - 1),
+			assert_int_equal(nodes_by_id(d, n->id, n->idlen - 1),
 			                 scan(d, n->id, n->idlen - 1));
 	}
-	assert_int_equal(agents_node_by_id(d, id, 0), -1);
+	assert_int_equal(nodes_by_id(d, id, 0), -1);
 }
 
 static void test_index_matches_scan(void **state)
@@ -95,20 +96,20 @@ static void test_index_matches_scan(void **state)
 	(void)state;
 
 	memset(&d, 0, sizeof(d));
-	assert_int_equal(agents_node_by_id(&d, (const uint8_t *)"x", 1), -1); /* no table */
-	agents_index(&d);
-	assert_int_equal(agents_node_by_id(&d, (const uint8_t *)"x", 1), -1); /* no nodes */
+	assert_int_equal(nodes_by_id(&d, (const uint8_t *)"x", 1), -1); /* no table */
+	nodes_index(&d);
+	assert_int_equal(nodes_by_id(&d, (const uint8_t *)"x", 1), -1); /* no nodes */
 	for (uint32_t i = 0; i < 1000; i++) {
 		size_t len = random_id(id, &seed, 0x80000000u + i);
 		if (scan(&d, id, len) >= 0)
 			continue; /* routing ids are unique (on_hello keeps them so) */
 		add_node(&d, id, len);
 		if (i % 97 == 0) { /* tables of every size on the way */
-			agents_index(&d);
+			nodes_index(&d);
 			check_all(&d, &seed);
 		}
 	}
-	agents_index(&d);
+	nodes_index(&d);
 	assert_true(d.id_cap > 2 * (uint32_t)d.nnodes);
 	check_all(&d, &seed);
 	/* ids cleared (a connection re-used by another node) and changed (re-registration) */
@@ -127,13 +128,12 @@ static void test_index_matches_scan(void **state)
 			d.nodes[i]->idlen = len;
 		}
 	}
-	agents_index(&d);
+	nodes_index(&d);
 	check_all(&d, &seed);
 	for (int i = 0; i < d.nnodes; i += 3) /* cleared ones are gone */
-		assert_int_equal(agents_node_by_id(&d, d.nodes[i]->id, was[i]), -1);
+		assert_int_equal(nodes_by_id(&d, d.nodes[i]->id, was[i]), -1);
 	free(was);
-	free(d.id_tab);
-	jobs_free(&d);
+	nodes_free(&d);
 }
 
 /* ---- through the socket ---- */
@@ -188,6 +188,7 @@ static void expect(struct ctld *d, void *s, struct pctl_msg *m)
 
 	for (int k = 0; k < 100; k++) {
 		agents_recv(d, 1);
+		loop_end_turn(d, 1);
 		if (zmq_poll(&it, 1, 10) == 1)
 			break;
 	}
@@ -256,6 +257,7 @@ static void test_through_socket(void **state)
 	zmq_close(x);
 	agents_close(&d);
 	jobs_free(&d);
+	nodes_free(&d);
 	zmq_ctx_term(d.zctx);
 }
 

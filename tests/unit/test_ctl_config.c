@@ -29,7 +29,7 @@ static int load(const char *text, struct ctld_config *c, char *why, size_t whyle
 	fputs(text, f);
 	fclose(f);
 	ctld_config_defaults(c);
-	int rc = ctld_config_load(c, path, why, whylen);
+	int rc = ctld_config_load(path, c, why, whylen);
 	unlink(path);
 	return rc;
 }
@@ -69,7 +69,7 @@ static void test_valid(void **state)
 	assert_int_equal(c.cs.net_cap, 1250000000ull);
 	assert_int_equal(c.cs.pairing, FIT_PAIR_WORST);
 	assert_false(c.cs.align);
-	ctld_config_print(&c, f);
+	ctld_config_print(f, &c);
 	fclose(f);
 	assert_non_null(strstr(out, "coschedule = true;"));
 	assert_non_null(strstr(out, "pairing = \"worst\";"));
@@ -117,7 +117,7 @@ static void test_shipped(void **state)
 
 	ctld_config_defaults(&c);
 	assert_int_equal(
-	    ctld_config_load(&c, VS_SRC_DIR "/configs/controller.conf", why, sizeof(why)), 0);
+	    ctld_config_load(VS_SRC_DIR "/configs/controller.conf", &c, why, sizeof(why)), 0);
 	assert_false(c.cs.on);
 }
 

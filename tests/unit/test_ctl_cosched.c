@@ -1,8 +1,8 @@
 /*
- * Unit tests of the controller's co-scheduling mode (controller/cosched.c with jobs.c), no
- * sockets: cosched_send_windows(), agents_send_constraint() and admin_reply() are recorders,
- * one node with 2 CPUs is set up by hand, time is passed in. Checked, as a user would see
- * it:
+ * Unit tests of the controller's co-scheduling mode (controller/cosched.c with txn.c), no
+ * sockets: what is queued in the node's outbox and the reply outbox is read back after
+ * every step, one node with 2 CPUs is set up by hand, time is passed in. Checked, as a
+ * user would see it:
  *   - four jobs at 45 %, two memory-heavy (1 GB/s) and two light (10 MB/s per process,
  *     averaged over bw_window): each job's windows go out as a transaction and are
  *     committed when acknowledged; the committed windows never let the two heavy jobs, nor
@@ -37,45 +37,46 @@ struct sent {
 };
 static struct sent sent[256];
 static int nsent, nsingle, nreplies;
-
-int agents_send_constraint(struct ctld *d, int node, const char *job, uint64_t gen, mono_ns period,
-                           mono_ns slice)
-{
-	(void)d, (void)node, (void)job, (void)gen, (void)period, (void)slice;
-	nsingle++;
-	return 0;
-}
-
-int cosched_send_windows(struct ctld *d, int node, const char *job, uint64_t gen, uint8_t nwin,
-                         const struct vsp_resv *win)
-{
-	char why[200];
-	(void)d;
-	assert_true(nsent < 256);
-	assert_int_equal(vsp_check_windows(win, nwin, why, sizeof(why)), 0);
-	sent[nsent].node = node;
-	sent[nsent].gen = gen;
-	snprintf(sent[nsent].job, sizeof(sent[nsent].job), "%s", job);
-	sent[nsent].nwin = nwin;
-	memcpy(sent[nsent].win, win, nwin * sizeof(win[0]));
-	nsent++;
-	return 0;
-}
-
-int cosched_send_epoch(struct ctld *d, int node)
-{
-	(void)d, (void)node;
-	return 0;
-}
-
-void admin_reply(struct ctld *d, const uint8_t *cid, size_t cidlen, int32_t status,
-                 const char *reason)
-{
-	(void)d, (void)cid, (void)cidlen, (void)status, (void)reason;
-	nreplies++;
-}
-
 static struct ctld d;
+
+/* A plain reservation, not co-scheduling windows: one window whose deadline is its
+ * period, from the start of the period. */
+static bool single_reservation(const struct pctl_constraint *c)
+{
+	return c->nwin == 1 && c->win[0].phase == 0 && c->win[0].deadline == c->win[0].period;
+}
+
+/* Takes what the last step queued, as the end of the loop turn would send it. */
+static void drain(void)
+{
+	struct outbox *o = &d.nodes[0]->out;
+	char why[200];
+
+	for (uint32_t k = 0; k < o->n; k++) {
+		const struct pctl_constraint *c = &o->msg[k].u.cons;
+
+		if (o->msg[k].type != PCTL_CONSTRAINT)
+			continue; /* the EPOCH */
+		if (single_reservation(c)) {
+			nsingle++;
+			continue;
+		}
+		assert_true(nsent < 256);
+		assert_int_equal(vsp_check_windows(c->win, c->nwin, why, sizeof(why)), 0);
+		sent[nsent].node = 0;
+		sent[nsent].gen = c->gen;
+		snprintf(sent[nsent].job, sizeof(sent[nsent].job), "%s", c->job);
+		sent[nsent].nwin = c->nwin;
+		memcpy(sent[nsent].win, c->win, c->nwin * sizeof(c->win[0]));
+		nsent++;
+	}
+	o->n = 0;
+	for (int i = 0; i < d.replies.n; i++)
+		free(d.replies.r[i].buf);
+	nreplies += d.replies.n;
+	d.replies.n = 0;
+}
+
 static char dir[64];
 static const char *const names[] = {"H1", "H2", "L1", "L2"};
 #define MS NSEC_PER_MSEC
@@ -111,6 +112,8 @@ static int teardown(void **state)
 	(void)state;
 	cosched_free(&d);
 	jobs_free(&d);
+	nodes_free(&d);
+	outbox_replies_free(&d);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -127,7 +130,8 @@ static void bw(mono_ns now)
 		                              .pid = (int32_t)(101 + i),
 		                              .mem_bps = i < 2 ? 1000000000ull : 10000000ull,
 		                              .mem_src = PCTL_SRC_APP};
-	jobs_bw(&d, 0, &b, now);
+	reports_bw(&d, 0, &b, now);
+	drain();
 }
 
 /* Acknowledges every CONSTRAINT sent since *from (status for job `refuse`, 0 else). */
@@ -139,7 +143,8 @@ static void ack_all(int *from, const char *refuse, mono_ns now)
 		a.status = no ? -EBUSY : 0;
 		strcpy(a.job, sent[*from].job);
 		strcpy(a.reason, no ? "cpu 0: the frame test fails" : "");
-		jobs_ack(&d, 0, &a, now);
+		txn_on_ack(&d, 0, &a, now);
+		drain();
 	}
 }
 
@@ -151,6 +156,7 @@ static void settle(int *from, mono_ns *now)
 	for (int k = 0; k < 40; k++) {
 		*now += 100 * MS;
 		cosched_tick(&d, *now);
+		drain();
 		ack_all(from, NULL, *now);
 		if (k == 20)
 			last = nsent;
@@ -170,16 +176,19 @@ static void four_jobs(int *from, mono_ns *now)
 		struct padm_request q = {
 		    .type = PADM_JOB_SET, .mask = PADM_SET_RMAX, .r_max = 1000};
 		strcpy(p.name, names[i]);
-		jobs_proc(&d, 0, &p, *now);
-		assert_int_equal(jobs_set_settings(&d, job_find(&d, names[i]), &q, NULL, 0, *now,
-		                                   why, sizeof(why)),
+		reports_proc(&d, 0, &p, *now);
+		assert_int_equal(change_settings(&d, jobs_find(&d, names[i]), &q, NULL, 0, *now,
+		                                 why, sizeof(why)),
 		                 0);
+		drain();
 	}
 	bw(*now);
 	cosched_tick(&d, *now);
+	drain();
 	for (uint32_t i = 0; i < 4; i++) {
-		int rc = jobs_set_target(&d, job_find(&d, names[i]), 45, (const uint8_t *)"cli", 3,
-		                         *now, why, sizeof(why));
+		int rc = change_target(&d, jobs_find(&d, names[i]), 45, (const uint8_t *)"cli", 3,
+		                       *now, why, sizeof(why));
+		drain();
 		assert_true(rc == 1 || rc == 0);
 		ack_all(from, NULL, *now);
 	}
@@ -188,10 +197,12 @@ static void four_jobs(int *from, mono_ns *now)
 
 static bool overlap(const struct job *a, const struct job *b)
 {
-	for (uint8_t x = 0; x < a->nwin; x++)
-		for (uint8_t y = 0; y < b->nwin; y++)
-			if (a->win[x].phase < b->win[y].phase + b->win[y].deadline &&
-			    b->win[y].phase < a->win[x].phase + a->win[x].deadline)
+	for (uint8_t x = 0; x < a->commit.nwin; x++)
+		for (uint8_t y = 0; y < b->commit.nwin; y++)
+			if (a->commit.win[x].phase <
+			        b->commit.win[y].phase + b->commit.win[y].deadline &&
+			    b->commit.win[y].phase <
+			        a->commit.win[x].phase + a->commit.win[x].deadline)
 				return true;
 	return false;
 }
@@ -206,19 +217,19 @@ static void test_pairs_committed(void **state)
 	assert_int_equal(nsingle, 0);
 	assert_true(nsent >= 4);
 	for (int i = 0; i < 4; i++) {
-		const struct job *jb = d.jobs[job_find(&d, names[i])];
+		const struct job *jb = d.jobs[jobs_find(&d, names[i])];
 		uint64_t s = 0;
-		assert_true(jb->nwin >= 1);
-		for (uint8_t w = 0; w < jb->nwin; w++)
-			s += jb->win[w].slice;
+		assert_true(jb->commit.nwin >= 1);
+		for (uint8_t w = 0; w < jb->commit.nwin; w++)
+			s += jb->commit.win[w].slice;
 		assert_int_equal(s, 45 * MS);
-		assert_int_equal(jb->win[0].period, 100 * MS);
-		assert_int_equal(jb->slice, 45 * MS);
-		assert_false(jb->refused);
-		assert_int_equal(jb->klass, i < 2 ? PADM_CLASS_DEVIL : PADM_CLASS_TURTLE);
+		assert_int_equal(jb->commit.win[0].period, 100 * MS);
+		assert_int_equal(jb->commit.slice, 45 * MS);
+		assert_false(jb->commit.refused);
+		assert_int_equal(jb->plan.klass, i < 2 ? PADM_CLASS_DEVIL : PADM_CLASS_TURTLE);
 	}
-	assert_false(overlap(d.jobs[job_find(&d, "H1")], d.jobs[job_find(&d, "H2")]));
-	assert_false(overlap(d.jobs[job_find(&d, "L1")], d.jobs[job_find(&d, "L2")]));
+	assert_false(overlap(d.jobs[jobs_find(&d, "H1")], d.jobs[jobs_find(&d, "H2")]));
+	assert_false(overlap(d.jobs[jobs_find(&d, "L1")], d.jobs[jobs_find(&d, "L2")]));
 	assert_true(d.plan.valid && d.plan.res.complete && d.plan.res.colourable);
 }
 
@@ -234,15 +245,16 @@ static void test_refused_keeps_previous(void **state)
 	(void)state;
 
 	four_jobs(&from, &now);
-	j = job_find(&d, "H1");
+	j = jobs_find(&d, "H1");
 	jb = d.jobs[j];
-	nbefore = jb->nwin;
-	gen0 = jb->gen;
-	memcpy(before, jb->win, sizeof(before));
+	nbefore = jb->commit.nwin;
+	gen0 = jb->commit.gen;
+	memcpy(before, jb->commit.win, sizeof(before));
 	/* a new target for H1: new windows, refused by the node */
 	n0 = nreplies;
-	assert_int_equal(
-	    jobs_set_target(&d, j, 40, (const uint8_t *)"cli", 3, now, why, sizeof(why)), 1);
+	assert_int_equal(change_target(&d, j, 40, (const uint8_t *)"cli", 3, now, why, sizeof(why)),
+	                 1);
+	drain();
 	assert_string_equal(sent[nsent - 1].job, "H1");
 	ack_all(&from, "H1", now);
 	assert_int_equal(nreplies, n0 + 1);
@@ -253,19 +265,19 @@ static void test_refused_keeps_previous(void **state)
 	                         (sent[nsent - 1].nwin > 1 ? sent[nsent - 1].win[1].slice : 0) <=
 	                     40 * MS,
 	                 1);
-	assert_int_equal(jb->nwin, nbefore);
-	assert_memory_equal(jb->win, before, nbefore * sizeof(before[0]));
-	assert_true(jb->gen > gen0);
-	assert_true(jb->refused);
-	assert_non_null(strstr(jb->reason, "frame test"));
-	assert_true(jb->target_pct == 45);
+	assert_int_equal(jb->commit.nwin, nbefore);
+	assert_memory_equal(jb->commit.win, before, nbefore * sizeof(before[0]));
+	assert_true(jb->commit.gen > gen0);
+	assert_true(jb->commit.refused);
+	assert_non_null(strstr(jb->commit.reason, "frame test"));
+	assert_true(jb->control.target_pct == 45);
 	ack_all(&from, NULL, now);
 	settle(&from, &now);
-	assert_memory_equal(jb->win, before, nbefore * sizeof(before[0]));
+	assert_memory_equal(jb->commit.win, before, nbefore * sizeof(before[0]));
 
 	/* vsched pinned H1 and the light job that runs with it to CPU 0, the two others to
 	 * CPU 1: the next plan keeps each CPU's jobs apart (and still pairs heavy with light) */
-	const char *mate = overlap(jb, d.jobs[job_find(&d, "L1")]) ? "L1" : "L2";
+	const char *mate = overlap(jb, d.jobs[jobs_find(&d, "L1")]) ? "L1" : "L2";
 	struct pctl_stats_entry e[4];
 	struct pctl_task_stats st = {.n = 4, .e = e};
 	memset(e, 0, sizeof(e));
@@ -274,11 +286,11 @@ static void test_refused_keeps_previous(void **state)
 		e[i].st.pid = (int32_t)(101 + i);
 		e[i].st.cpu = (i == 0 || strcmp(names[i], mate) == 0) ? 0 : 1;
 	}
-	jobs_stats(&d, 0, &st);
+	reports_stats(&d, 0, &st);
 	settle(&from, &now);
-	assert_false(overlap(jb, d.jobs[job_find(&d, mate)]));
-	assert_false(overlap(d.jobs[job_find(&d, "H1")], d.jobs[job_find(&d, "H2")]));
-	assert_false(overlap(d.jobs[job_find(&d, "L1")], d.jobs[job_find(&d, "L2")]));
+	assert_false(overlap(jb, d.jobs[jobs_find(&d, mate)]));
+	assert_false(overlap(d.jobs[jobs_find(&d, "H1")], d.jobs[jobs_find(&d, "H2")]));
+	assert_false(overlap(d.jobs[jobs_find(&d, "L1")], d.jobs[jobs_find(&d, "L2")]));
 	assert_int_equal(nsingle, 0);
 }
 

@@ -1,7 +1,8 @@
 /*
- * Unit tests of the controller's job transactions (controller/jobs.c), without sockets:
- * agents_send_constraint() and admin_reply() are replaced by recorders, nodes are set up
- * by hand, time is passed in. Checked, as a user would see it:
+ * Unit tests of the controller's job transactions (controller/txn.c with reports.c and
+ * change.c), without sockets: what the modules queue in the nodes' outboxes and in the
+ * reply outbox is read back after every step (as the loop would send it), nodes are set
+ * up by hand, time is passed in. Checked, as a user would see it:
  *   - a target goes to every node of the job with one generation and is committed (admin
  *     answered "applied on 2 node(s)", state file written) only when all acknowledged;
  *   - a refusal by one node rolls back the nodes that accepted (previous reservation, newer
@@ -14,7 +15,7 @@
  *     deferred; a refused JOB_SET restores the previous settings;
  *   - generations only grow;
  *   - group commit: many changes in one loop turn make one state write, at the turn's
- *     state_commit() and not before; a restart from that file restores every target and
+ *     persist_commit() and not before; a restart from that file restores every target and
  *     setting the administrator was told of; a failed write is retried at most once a
  *     second, at once with the next change an administrator is told of.
  */
@@ -33,7 +34,7 @@
 
 #include "controller.h"
 
-/* ---- recorders standing in for agents.c and admin.c ---- */
+/* ---- what the controller sends: read from its outboxes ---- */
 
 struct sent {
 	int node;
@@ -47,38 +48,51 @@ static int32_t reply_status;
 static char reply_reason[PADM_REASON_MAX + 1];
 static int nreplies;
 static uint64_t last_gen;
+static struct ctld d;
 
-int agents_send_constraint(struct ctld *d, int node, const char *job, uint64_t gen, mono_ns period,
-                           mono_ns slice)
+/* Takes what the last step queued, as the end of the loop turn would send it. */
+static void drain(void)
 {
-	(void)d;
-	assert_true(nsent < 512);
-	/* generations never go backwards, per job (one job here) */
-	assert_true(gen >= last_gen);
-	last_gen = gen;
-	sent[nsent].node = node;
-	sent[nsent].gen = gen;
-	sent[nsent].period = period;
-	sent[nsent].slice = slice;
-	snprintf(sent[nsent].job, sizeof(sent[nsent].job), "%s", job);
-	nsent++;
-	return 0;
-}
+	for (int i = 0; i < d.nnodes; i++) {
+		struct outbox *o = &d.nodes[i]->out;
 
-void admin_reply(struct ctld *d, const uint8_t *cid, size_t cidlen, int32_t status,
-                 const char *reason)
-{
-	(void)d;
-	assert_int_equal(cidlen, 3);
-	assert_memory_equal(cid, "cli", 3);
-	reply_status = status;
-	snprintf(reply_reason, sizeof(reply_reason), "%s", reason);
-	nreplies++;
+		for (uint32_t k = 0; k < o->n; k++) {
+			const struct pctl_constraint *c = &o->msg[k].u.cons;
+
+			assert_int_equal(o->msg[k].type, PCTL_CONSTRAINT);
+			assert_int_equal(c->nwin, 1);
+			assert_true(nsent < 512);
+			/* generations never go backwards */
+			assert_true(c->gen >= last_gen);
+			last_gen = c->gen;
+			sent[nsent].node = i;
+			sent[nsent].gen = c->gen;
+			sent[nsent].period = c->win[0].period;
+			sent[nsent].slice = c->win[0].slice;
+			snprintf(sent[nsent].job, sizeof(sent[nsent].job), "%s", c->job);
+			nsent++;
+		}
+		o->n = 0;
+	}
+	for (int i = 0; i < d.replies.n; i++) {
+		struct reply_out *h = &d.replies.r[i];
+		struct padm_reply r;
+		char err[200];
+
+		assert_int_equal(h->cidlen, 3);
+		assert_memory_equal(h->cid, "cli", 3);
+		assert_int_equal(padm_decode_reply(h->buf, h->len, &r, err, sizeof(err)), 0);
+		reply_status = r.status;
+		snprintf(reply_reason, sizeof(reply_reason), "%s", r.reason);
+		padm_reply_release(&r);
+		free(h->buf);
+		nreplies++;
+	}
+	d.replies.n = 0;
 }
 
 /* ---- a controller with two nodes ---- */
 
-static struct ctld d;
 static char dir[64];
 static const uint8_t CID[] = "cli";
 #define MS NSEC_PER_MSEC
@@ -105,7 +119,8 @@ static void join(int node, uint32_t handle, uint32_t rank, int32_t pid, mono_ns 
 	    .job = handle, .rank = rank, .pid = pid, .event = PCTL_PROC_JOINED};
 
 	strcpy(p.name, "A");
-	jobs_proc(&d, node, &p, now);
+	reports_proc(&d, node, &p, now);
+	drain();
 }
 
 static void ack(int node, uint64_t gen, int32_t status, const char *why, mono_ns now)
@@ -114,7 +129,8 @@ static void ack(int node, uint64_t gen, int32_t status, const char *why, mono_ns
 
 	strcpy(a.job, "A");
 	snprintf(a.reason, sizeof(a.reason), "%s", why);
-	jobs_ack(&d, node, &a, now);
+	txn_on_ack(&d, node, &a, now);
+	drain();
 }
 
 static int setup(void **state)
@@ -140,6 +156,8 @@ static int teardown(void **state)
 	char cmd[128];
 	(void)state;
 	jobs_free(&d);
+	nodes_free(&d);
+	outbox_replies_free(&d);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -153,18 +171,22 @@ static int job_a(mono_ns now)
 
 	join(0, 1, 0, 100, now);
 	join(1, 7, 1, 200, now);
-	j = job_find(&d, "A");
+	j = jobs_find(&d, "A");
 	assert_true(j >= 0);
 	assert_int_equal(d.jobs[j]->nranks, 2);
-	assert_int_equal(jobs_set_settings(&d, j, &q, CID, 3, now, why, sizeof(why)), 0);
-	assert_int_equal(job_state(d.jobs[j]), PADM_ST_IDLE);
+	assert_int_equal(change_settings(&d, j, &q, CID, 3, now, why, sizeof(why)), 0);
+	drain();
+	assert_int_equal(jobs_state(d.jobs[j]), PADM_ST_IDLE);
 	assert_int_equal(nsent, 0); /* no target: nothing is sent (U = 1) */
 	return j;
 }
 
 static int set_target(int j, double pct, mono_ns now, char *why, size_t len)
 {
-	return jobs_set_target(&d, j, pct, CID, 3, now, why, len);
+	int rc = change_target(&d, j, pct, CID, 3, now, why, len);
+
+	drain();
+	return rc;
 }
 
 static void test_commit_and_busy(void **state)
@@ -185,17 +207,17 @@ static void test_commit_and_busy(void **state)
 	assert_non_null(strstr(why, "in progress"));
 	ack(0, sent[0].gen, 0, "", 12);
 	assert_int_equal(nreplies, 0);
-	assert_int_equal(d.jobs[j]->period, 0); /* not committed yet */
+	assert_int_equal(d.jobs[j]->commit.period, 0); /* not committed yet */
 	ack(1, sent[1].gen, 0, "", 13);
 	assert_int_equal(nreplies, 1);
 	assert_int_equal(reply_status, 0);
 	assert_non_null(strstr(reply_reason, "applied on 2 node(s)"));
-	assert_int_equal(d.jobs[j]->period, 200 * MS);
-	assert_int_equal(d.jobs[j]->slice, 60 * MS);
-	assert_int_equal(d.jobs[j]->gen, sent[0].gen);
+	assert_int_equal(d.jobs[j]->commit.period, 200 * MS);
+	assert_int_equal(d.jobs[j]->commit.slice, 60 * MS);
+	assert_int_equal(d.jobs[j]->commit.gen, sent[0].gen);
 	/* persisted at the end of the loop turn (group commit), not during it */
 	assert_int_equal(access(d.cfg.state_file, R_OK), -1);
-	assert_int_equal(state_commit(&d, 14), 0);
+	assert_int_equal(persist_commit(&d, 14), 0);
 	assert_int_equal(access(d.cfg.state_file, R_OK), 0);
 }
 
@@ -227,10 +249,10 @@ static void test_refusal_rolls_back(void **state)
 	assert_int_equal(reply_status, -ENOSPC);
 	assert_non_null(strstr(reply_reason, "node n1: cpu 1: load 50% + 45% exceeds cap 90%"));
 	assert_non_null(strstr(reply_reason, "nothing changed"));
-	assert_true(d.jobs[j]->target_pct == 30);
-	assert_int_equal(d.jobs[j]->slice, 60 * MS);
-	assert_int_equal(job_state(d.jobs[j]), PADM_ST_REJECTED);
-	assert_non_null(strstr(d.jobs[j]->reason, "node n1"));
+	assert_true(d.jobs[j]->control.target_pct == 30);
+	assert_int_equal(d.jobs[j]->commit.slice, 60 * MS);
+	assert_int_equal(jobs_state(d.jobs[j]), PADM_ST_REJECTED);
+	assert_non_null(strstr(d.jobs[j]->commit.reason, "node n1"));
 	/* the roll-back's own acknowledgement changes nothing */
 	ack(0, sent[2].gen, 0, "", 23);
 	assert_int_equal(nreplies, 1);
@@ -240,7 +262,7 @@ static void test_refusal_rolls_back(void **state)
 	ack(0, sent[0].gen, 0, "", 31);
 	ack(1, sent[0].gen, -ENOENT, "unknown job A on node n1", 32); /* ranks gone: fine */
 	assert_int_equal(reply_status, 0);
-	assert_int_equal(job_state(d.jobs[j]), PADM_ST_CONVERGING);
+	assert_int_equal(jobs_state(d.jobs[j]), PADM_ST_CONVERGING);
 }
 
 static void test_timeout_rolls_back_everyone(void **state)
@@ -257,9 +279,11 @@ static void test_timeout_rolls_back_everyone(void **state)
 
 	assert_int_equal(set_target(j, 50, 100, why, sizeof(why)), 1);
 	ack(0, sent[0].gen, 0, "", 101);
-	jobs_tick(&d, 100 + d.cfg.ack_timeout - 1);
+	txn_tick(&d, 100 + d.cfg.ack_timeout - 1);
+	drain();
 	assert_int_equal(nreplies, 0);
-	jobs_tick(&d, 100 + d.cfg.ack_timeout + 1);
+	txn_tick(&d, 100 + d.cfg.ack_timeout + 1);
+	drain();
 	assert_int_equal(nreplies, 1);
 	assert_int_equal(reply_status, -ETIMEDOUT);
 	assert_non_null(strstr(reply_reason, "node n1: no acknowledgement within 2s"));
@@ -268,8 +292,11 @@ static void test_timeout_rolls_back_everyone(void **state)
 	assert_true(sent[2].node != sent[3].node);
 	assert_int_equal(sent[2].slice, 60 * MS);
 	assert_int_equal(sent[3].slice, 60 * MS);
-	assert_true(d.jobs[j]->target_pct == 30);
+	assert_true(d.jobs[j]->control.target_pct == 30);
 }
+
+static const struct pctl_hello hello_n1 = {
+    .proto_version = PCTL_VERSION, .ncpus = 2, .instance = 2, .node = "n1"};
 
 static void test_node_down_and_back(void **state)
 {
@@ -280,20 +307,23 @@ static void test_node_down_and_back(void **state)
 	j = job_a(1);
 	assert_int_equal(set_target(j, 30, 10, why, sizeof(why)), 1);
 	ack(0, sent[0].gen, 0, "", 11);
-	d.nodes[1]->up = false;
-	jobs_node_down(&d, 1, 12); /* does not wait for the node that went away */
+	d.nodes[1]->last_seen = 0; /* n1 silent since the start, n0 heard just now */
+	d.nodes[0]->last_seen = d.cfg.node_timeout + 12;
+	nodes_tick(&d, d.cfg.node_timeout + 12); /* does not wait for the node that went away */
+	drain();
+	assert_false(d.nodes[1]->up);
 	assert_int_equal(nreplies, 1);
 	assert_int_equal(reply_status, 0);
 	assert_non_null(strstr(reply_reason, "applied on 1 node(s)"));
 	/* it comes back, registers again, re-announces its rank: gets the committed one */
 	nsent = 0;
-	d.nodes[1]->up = true;
-	jobs_node_reset(&d, 1);
+	assert_int_equal(nodes_register(&d, (const uint8_t *)"id-n1", 5, &hello_n1, 20), 1);
+	assert_true(d.nodes[1]->up);
 	assert_int_equal(d.jobs[j]->nranks, 1);
 	join(1, 9, 1, 200, 20);
 	assert_int_equal(nsent, 1);
 	assert_int_equal(sent[0].node, 1);
-	assert_int_equal(sent[0].gen, d.jobs[j]->gen);
+	assert_int_equal(sent[0].gen, d.jobs[j]->commit.gen);
 	assert_int_equal(sent[0].slice, 60 * MS);
 }
 
@@ -302,7 +332,8 @@ static void rate(int node, uint32_t handle, uint32_t rank, uint64_t units, mono_
 	struct pctl_rate r = {
 	    .job = handle, .rank = rank, .units = units, .interval_ns = 1000 * MS};
 
-	jobs_rate(&d, node, &r, now);
+	reports_rate(&d, node, &r, now);
+	drain();
 }
 
 static void test_control_decisions(void **state)
@@ -328,10 +359,10 @@ static void test_control_decisions(void **state)
 	assert_int_equal(sent[0].slice, control_slice_for(198 * MS, 30));
 	/* reports during the transaction are deferred, not evaluated */
 	rate(0, 1, 0, 100, t + 2);
-	assert_int_equal(d.jobs[j]->deferred, 1);
+	assert_int_equal(d.jobs[j]->control.deferred, 1);
 	ack(0, sent[0].gen, 0, "", t + 3);
 	ack(1, sent[0].gen, 0, "", t + 4);
-	assert_int_equal(d.jobs[j]->period, 198 * MS);
+	assert_int_equal(d.jobs[j]->commit.period, 198 * MS);
 	assert_int_equal(nreplies, 1); /* control decisions answer no one */
 	/* a report for an unknown handle or rank is ignored */
 	rate(0, 99, 0, 100, t + 5);
@@ -339,19 +370,20 @@ static void test_control_decisions(void **state)
 
 	/* JOB_SET refused by a node: previous settings and control state come back */
 	nsent = 0;
-	assert_int_equal(jobs_set_settings(&d, j, &q, CID, 3, t + 10, why, sizeof(why)), 1);
-	assert_int_equal(d.jobs[j]->set.algo, PADM_ALGO_ADAPTIVE);
+	assert_int_equal(change_settings(&d, j, &q, CID, 3, t + 10, why, sizeof(why)), 1);
+	drain();
+	assert_int_equal(d.jobs[j]->control.set.algo, PADM_ALGO_ADAPTIVE);
 	assert_int_equal(nsent, 2);
 	assert_int_equal(sent[0].period, 200 * MS); /* the new state starts at the initial */
 	ack(1, sent[0].gen, -EPERM, "no", t + 11);
 	ack(0, sent[0].gen, 0, "", t + 12);
 	assert_int_equal(reply_status, -EPERM);
 	assert_non_null(strstr(reply_reason, "settings refused"));
-	assert_int_equal(d.jobs[j]->set.algo, PADM_ALGO_LINEAR);
-	assert_int_equal(d.jobs[j]->ctl.p.algo, CONTROL_ALGO_LINEAR);
-	assert_int_equal(d.jobs[j]->ctl.period_ns, 198 * MS);
+	assert_int_equal(d.jobs[j]->control.set.algo, PADM_ALGO_LINEAR);
+	assert_int_equal(d.jobs[j]->control.loop.p.algo, CONTROL_ALGO_LINEAR);
+	assert_int_equal(d.jobs[j]->control.loop.period_ns, 198 * MS);
 	assert_int_equal(sent[2].period, 198 * MS); /* n0 back to the committed one */
-	assert_int_equal(job_state(d.jobs[j]), PADM_ST_REJECTED);
+	assert_int_equal(jobs_state(d.jobs[j]), PADM_ST_REJECTED);
 }
 
 static void test_bad_targets(void **state)
@@ -370,7 +402,7 @@ static void test_bad_targets(void **state)
 	assert_int_equal(set_target(j, 0.01, 2, why, sizeof(why)), -ERANGE);
 	assert_non_null(strstr(why, "below the smallest slice"));
 	assert_int_equal(nsent, 0);
-	assert_true(d.jobs[j]->target_pct == 0);
+	assert_true(d.jobs[j]->control.target_pct == 0);
 }
 
 /* ---- group commit ---- */
@@ -384,7 +416,8 @@ static void join_job(const char *name, int node, uint32_t handle, uint32_t rank,
 	    .job = handle, .rank = rank, .pid = pid, .event = PCTL_PROC_JOINED};
 
 	snprintf(p.name, sizeof(p.name), "%s", name);
-	jobs_proc(&d, node, &p, now);
+	reports_proc(&d, node, &p, now);
+	drain();
 }
 
 static void ack_job(const char *name, int node, uint64_t gen, mono_ns now)
@@ -392,7 +425,8 @@ static void ack_job(const char *name, int node, uint64_t gen, mono_ns now)
 	struct pctl_constraint_ack a = {.gen = gen, .status = 0};
 
 	snprintf(a.job, sizeof(a.job), "%s", name);
-	jobs_ack(&d, node, &a, now);
+	txn_on_ack(&d, node, &a, now);
+	drain();
 }
 
 /* The target of job name in the state file on disk; -1 when not there (or no file). */
@@ -424,12 +458,12 @@ static void many_jobs(mono_ns now)
 		join_job(name, 0, 100 + i, 0, 1000 + i, now);
 		join_job(name, 1, 100 + i, 1, 2000 + i, now);
 		assert_int_equal(
-		    jobs_set_settings(&d, job_find(&d, name), &q, CID, 3, now, why, sizeof(why)),
-		    0);
+		    change_settings(&d, jobs_find(&d, name), &q, CID, 3, now, why, sizeof(why)), 0);
+		drain();
 	}
 	assert_int_equal(d.njobs, NJOBS);
 	assert_int_equal(d.state_writes, 0); /* nothing written during the turn */
-	assert_int_equal(state_commit(&d, now), 0);
+	assert_int_equal(persist_commit(&d, now), 0);
 	assert_int_equal(d.state_writes, 1); /* NJOBS settings changes: one write */
 }
 
@@ -459,7 +493,7 @@ static void test_group_commit(void **state)
 	assert_true(d.state_dirty && d.state_sync);
 	assert_true(target_on_disk("J00") == 0);
 	/* the end of the turn: one write for the NJOBS commits */
-	assert_int_equal(state_commit(&d, 12), 0);
+	assert_int_equal(persist_commit(&d, 12), 0);
 	assert_int_equal(d.state_writes, 2);
 	assert_false(d.state_dirty);
 	for (int i = 0; i < NJOBS; i++) {
@@ -467,7 +501,7 @@ static void test_group_commit(void **state)
 		assert_true(target_on_disk(name) == 20 + i);
 	}
 	/* a turn without changes writes nothing */
-	assert_int_equal(state_commit(&d, 13), 0);
+	assert_int_equal(persist_commit(&d, 13), 0);
 	assert_int_equal(d.state_writes, 2);
 
 	/* restart from that file: every acknowledged target and setting is back, and the
@@ -478,18 +512,19 @@ static void test_group_commit(void **state)
 	memset(&r, 0, sizeof(r));
 	ctld_config_defaults(&r.cfg);
 	snprintf(r.cfg.state_file, sizeof(r.cfg.state_file), "%s", d.cfg.state_file);
-	assert_int_equal(state_restore(&r, 20, why, sizeof(why)), 0);
+	assert_int_equal(persist_restore(&r, 20, why, sizeof(why)), 0);
 	assert_int_equal(r.njobs, NJOBS);
 	for (int i = 0; i < NJOBS; i++) {
 		snprintf(name, sizeof(name), "J%02d", i);
-		int j = job_find(&r, name);
+		int j = jobs_find(&r, name);
 		assert_true(j >= 0);
-		assert_true(r.jobs[j]->target_pct == 20 + i);
-		assert_true(r.jobs[j]->set.r_max == 1000);
-		assert_true(r.jobs[j]->set.r_max_given);
+		assert_true(r.jobs[j]->control.target_pct == 20 + i);
+		assert_true(r.jobs[j]->control.set.r_max == 1000);
+		assert_true(r.jobs[j]->control.set.r_max_given);
 	}
 	assert_true(r.next_gen > maxgen);
 	jobs_free(&r);
+	nodes_free(&r);
 }
 
 static void test_commit_failure_retried(void **state)
@@ -499,7 +534,7 @@ static void test_commit_failure_retried(void **state)
 	(void)state;
 
 	j = job_a(1);
-	assert_int_equal(state_commit(&d, 2), 0);
+	assert_int_equal(persist_commit(&d, 2), 0);
 	assert_int_equal(d.state_writes, 1);
 	/* the state directory is gone: the write fails, the change stays dirty */
 	snprintf(good, sizeof(good), "%s", d.cfg.state_file);
@@ -508,15 +543,15 @@ static void test_commit_failure_retried(void **state)
 	ack(0, sent[0].gen, 0, "", 11);
 	ack(1, sent[1].gen, 0, "", 12);
 	assert_int_equal(reply_status, 0);
-	assert_int_equal(state_commit(&d, 100 * MS), -1);
+	assert_int_equal(persist_commit(&d, 100 * MS), -1);
 	assert_true(d.state_dirty);
 	assert_int_equal(d.state_writes, 1);
 	/* retried at most once a second when nothing new is to be told ... */
 	snprintf(d.cfg.state_file, sizeof(d.cfg.state_file), "%s", good);
-	assert_int_equal(state_commit(&d, 600 * MS), 0);
+	assert_int_equal(persist_commit(&d, 600 * MS), 0);
 	assert_true(d.state_dirty);
 	assert_int_equal(d.state_writes, 1);
-	assert_int_equal(state_commit(&d, 1100 * MS), 0);
+	assert_int_equal(persist_commit(&d, 1100 * MS), 0);
 	assert_false(d.state_dirty);
 	assert_int_equal(d.state_writes, 2);
 	assert_true(target_on_disk("A") == 30);
@@ -524,7 +559,7 @@ static void test_commit_failure_retried(void **state)
 	assert_int_equal(set_target(j, 35, 1200 * MS, why, sizeof(why)), 1);
 	ack(0, sent[2].gen, 0, "", 1201 * MS);
 	ack(1, sent[3].gen, 0, "", 1202 * MS);
-	assert_int_equal(state_commit(&d, 1203 * MS), 0);
+	assert_int_equal(persist_commit(&d, 1203 * MS), 0);
 	assert_int_equal(d.state_writes, 3);
 	assert_true(target_on_disk("A") == 35);
 }

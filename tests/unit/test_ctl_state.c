@@ -7,8 +7,9 @@
  *   - a missing file is a fresh start (-ENOENT); a corrupt one is refused as a whole with
  *     the file, the job and the field in the reason;
  *   - group commit through the real admin socket (inproc): replies that promise a target
- *     are held until the end of the loop turn, and when each one leaves the state file on
- *     disk already holds what it tells (checked by a hook at the moment of sending); the
+ *     wait in the reply outbox until the end of the loop turn; the end of the turn writes
+ *     the state file first, and the replies are still unsent while it already holds what
+ *     they tell (admin_flush also asserts that nothing marked is left unwritten); the
  *     turn's changes make one write; a restart from it restores them.
  */
 #include <errno.h>
@@ -226,8 +227,6 @@ static void test_corrupt_refused(void **state)
 
 /* ---- group commit through the admin socket ---- */
 
-static int hook_calls, hook_bad;
-
 static double disk_target(const char *name)
 {
 	struct state_job *js = NULL;
@@ -243,17 +242,6 @@ static double disk_target(const char *name)
 			t = js[i].target;
 	free(js);
 	return t;
-}
-
-/* Called by admin_end_turn just before each reply is sent: what it promises is on disk. */
-static void on_reply(struct ctld *d, const uint8_t *cid, size_t cidlen)
-{
-	(void)d;
-	(void)cid;
-	(void)cidlen;
-	hook_calls++;
-	if (disk_target("J") != 40 || disk_target("K") != 55)
-		hook_bad++;
 }
 
 static void *client(void *zctx, const char *ep, const char *job, int32_t target_milli)
@@ -307,49 +295,52 @@ static void test_reply_after_commit(void **state)
 	d.zctx = zmq_ctx_new();
 	assert_non_null(d.zctx);
 	assert_int_equal(admin_open(&d), 0);
-	assert_int_equal(job_get(&d, "J", 1), 0);
-	assert_int_equal(job_get(&d, "K", 1), 1);
+	assert_int_equal(jobs_get(&d, "J", 1), 0);
+	assert_int_equal(jobs_get(&d, "K", 1), 1);
 
 	/* one turn: two administrators set targets (no node yet: committed at once) */
 	a = client(d.zctx, d.cfg.admin, "J", 40000);
 	b = client(d.zctx, d.cfg.admin, "K", 55000);
 	it.socket = d.admin;
 	it.events = ZMQ_POLLIN;
-	while (d.nheld < 2) { /* until both requests have been read */
+	while (d.replies.n < 2) { /* until both requests have been read */
 		assert_int_equal(zmq_poll(&it, 1, 1000), 1);
 		admin_recv(&d, 2);
 	}
-	assert_true(d.jobs[0]->target_pct == 40 && d.jobs[1]->target_pct == 55);
+	assert_true(d.jobs[0]->control.target_pct == 40 && d.jobs[1]->control.target_pct == 55);
 	/* the replies are held: nothing sent, nothing written yet */
-	assert_int_equal(d.nheld, 2);
+	assert_int_equal(d.replies.n, 2);
 	assert_int_equal(reply_of(a, 50, why, sizeof(why)), -1000);
 	assert_int_equal(reply_of(b, 0, why, sizeof(why)), -1000);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(d.state_writes, 0);
 
-	/* the end of the turn: one write, then the replies, each after the write */
-	d.reply_hook = on_reply;
-	admin_end_turn(&d, 3);
+	/* the end of the turn, as loop_end_turn does it: the nodes' messages, one write ... */
+	agents_flush(&d, 3);
+	assert_int_equal(persist_commit(&d, 3), 0);
 	assert_int_equal(d.state_writes, 1);
-	assert_int_equal(hook_calls, 2);
-	assert_int_equal(hook_bad, 0);
-	assert_int_equal(d.nheld, 0);
+	assert_true(disk_target("J") == 40 && disk_target("K") == 55);
+	/* ... while the replies that tell of it have not left yet, then the replies */
+	assert_int_equal(reply_of(a, 50, why, sizeof(why)), -1000);
+	assert_int_equal(d.replies.n, 2);
+	admin_flush(&d);
+	assert_int_equal(d.replies.n, 0);
 	assert_int_equal(reply_of(a, 1000, why, sizeof(why)), 0);
 	assert_non_null(strstr(why, "job J: target 40% set"));
 	assert_int_equal(reply_of(b, 1000, why, sizeof(why)), 0);
 	assert_non_null(strstr(why, "job K: target 55% set"));
 	/* a turn that changes nothing writes nothing */
-	admin_end_turn(&d, 4);
+	loop_end_turn(&d, 4);
 	assert_int_equal(d.state_writes, 1);
 
 	/* a restart after that turn restores what the administrators were told */
 	memset(&r, 0, sizeof(r));
 	ctld_config_defaults(&r.cfg);
 	snprintf(r.cfg.state_file, sizeof(r.cfg.state_file), "%s", path);
-	assert_int_equal(state_restore(&r, 10, why, sizeof(why)), 0);
+	assert_int_equal(persist_restore(&r, 10, why, sizeof(why)), 0);
 	assert_int_equal(r.njobs, 2);
-	assert_true(r.jobs[job_find(&r, "J")]->target_pct == 40);
-	assert_true(r.jobs[job_find(&r, "K")]->target_pct == 55);
+	assert_true(r.jobs[jobs_find(&r, "J")]->control.target_pct == 40);
+	assert_true(r.jobs[jobs_find(&r, "K")]->control.target_pct == 55);
 	jobs_free(&r);
 
 	zmq_close(a);

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the dashboard renderer (cli/dashboard.c), shared by `vschedctl top` and
+ * Unit tests of the dashboard renderer (common/dashboard.c), shared by `vschedctl top` and
  * `vsched-controller -d`:
  *   - a fixed set of records renders exactly as tests/golden/dashboard_80col.txt
  *     (VS_UPDATE_GOLDEN=1 rewrites the file after a deliberate change; review the diff);

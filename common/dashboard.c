@@ -13,21 +13,10 @@
 #include "dashboard.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
-/* snprintf whose cutting is intended (table cells, one-line reasons). */
-static void fmt(char *buf, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
-
-static void fmt(char *buf, size_t len, const char *f, ...)
-{
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(buf, len, f, ap);
-	va_end(ap);
-}
+#include "text.h"
 
 /*
  * A number in at most 4 characters plus the unit: one decimal below 10 when it has one
@@ -38,11 +27,11 @@ static void num3(double v, const char *unit, char *buf, size_t len)
 	double t = (double)(long long)(v * 10 + 0.5) / 10; /* rounded to one decimal */
 
 	if (!(v < 999.5))
-		fmt(buf, len, "huge");
+		text_fmt(buf, len, "huge");
 	else if (t < 10 && t != (double)(long long)t)
-		fmt(buf, len, "%.1f%s", t, unit);
+		text_fmt(buf, len, "%.1f%s", t, unit);
 	else
-		fmt(buf, len, "%.0f%s", v, unit);
+		text_fmt(buf, len, "%.0f%s", v, unit);
 }
 
 const char *dash_dur(uint64_t ns, char *buf, size_t len)
@@ -110,9 +99,9 @@ const char *dash_mbs(uint64_t bps, char *buf, size_t len)
 static const char *cut(const char *s, int width, char *buf, size_t len)
 {
 	if ((int)strlen(s) <= width) {
-		fmt(buf, len, "%s", s);
+		text_fmt(buf, len, "%s", s);
 	} else {
-		fmt(buf, len, "%.*s~", width - 1, s);
+		text_fmt(buf, len, "%.*s~", width - 1, s);
 	}
 	return buf;
 }
@@ -139,13 +128,13 @@ static const char *class_abbrev(uint8_t c)
 static const char *pct(double v, char *buf, size_t len)
 {
 	if (isnan(v))
-		fmt(buf, len, "-");
+		text_fmt(buf, len, "-");
 	else if (v < 99.95 && v > -9.95)
-		fmt(buf, len, "%.1f", v);
+		text_fmt(buf, len, "%.1f", v);
 	else if (v < 9999.5 && v > -999.5)
-		fmt(buf, len, "%.0f", v);
+		text_fmt(buf, len, "%.0f", v);
 	else
-		fmt(buf, len, v > 0 ? ">9k" : "<-1k");
+		text_fmt(buf, len, v > 0 ? ">9k" : "<-1k");
 	return buf;
 }
 
@@ -170,14 +159,14 @@ static void job_row(FILE *f, const struct padm_job *j)
 	if (j->target_milli > 0)
 		pct(j->target_milli / 1000.0, tgt, sizeof(tgt));
 	else
-		fmt(tgt, sizeof(tgt), "-");
+		text_fmt(tgt, sizeof(tgt), "-");
 	pct(j->current_pct, cur, sizeof(cur));
 	if (!isnan(j->current_pct) && !(j->flags & PADM_JF_RMAX_KNOWN) && strlen(cur) < 4)
 		strcat(cur, "*");
 	if (j->period > 0)
 		pct(100.0 * (double)j->slice / (double)j->period, u, sizeof(u));
 	else
-		fmt(u, sizeof(u), "-");
+		text_fmt(u, sizeof(u), "-");
 	fprintf(f, JOB_FMT, cut(j->name, 11, name, sizeof(name)),
 	        dash_count(j->nranks, rnk, sizeof(rnk)), tgt, cur, err(j->err_pct, e, sizeof(e)),
 	        dash_dur(j->period, per, sizeof(per)), dash_dur(j->slice, sl, sizeof(sl)), u,
@@ -198,13 +187,13 @@ static const char *used_cap(uint64_t used, uint64_t cap, bool have_used, char *b
 static const char *age(uint64_t ms, char *buf, size_t len)
 {
 	if (ms == UINT64_MAX)
-		fmt(buf, len, "never");
+		text_fmt(buf, len, "never");
 	else if (ms < 100000)
-		fmt(buf, len, "%.1fs", (double)ms / 1000.0);
+		text_fmt(buf, len, "%.1fs", (double)ms / 1000.0);
 	else if (ms < UINT64_MAX / NSEC_PER_MS_DASH)
 		dash_dur(ms * NSEC_PER_MS_DASH, buf, len);
 	else
-		fmt(buf, len, "huge");
+		text_fmt(buf, len, "huge");
 	return buf;
 }
 
@@ -213,7 +202,7 @@ static void node_row(FILE *f, const struct padm_node *n)
 	char name[16], cpus[16], su[16], mem[40], net[40], hb[16], jobs[16];
 
 	if (n->sum_u < 99.995)
-		fmt(su, sizeof(su), "%.2f", n->sum_u);
+		text_fmt(su, sizeof(su), "%.2f", n->sum_u);
 	else
 		num3(n->sum_u, "", su, sizeof(su));
 	fprintf(f, "%-12s %4s %6s %15s %15s %-5s %4s %8s\n", cut(n->name, 12, name, sizeof(name)),
@@ -237,8 +226,8 @@ void dash_jobs(FILE *f, const struct padm_reply *r)
 
 		if (r->jobs[i].state != PADM_ST_REJECTED || r->jobs[i].reason[0] == '\0')
 			continue;
-		fmt(line, sizeof(line), "! %s: %s", cut(r->jobs[i].name, 11, name, sizeof(name)),
-		    r->jobs[i].reason);
+		text_fmt(line, sizeof(line), "! %s: %s",
+		         cut(r->jobs[i].name, 11, name, sizeof(name)), r->jobs[i].reason);
 		fprintf(f, "%s\n", line);
 	}
 }
@@ -260,12 +249,12 @@ void dash_render(FILE *f, const struct padm_reply *r, const char *title, const c
 
 	for (uint16_t i = 0; i < r->nnodes; i++)
 		down += !r->nodes[i].up;
-	fmt(left, sizeof(left), "%s  jobs %u  nodes %u (%d down)", title ? title : "", r->njobs,
-	    r->nnodes, down);
+	text_fmt(left, sizeof(left), "%s  jobs %u  nodes %u (%d down)", title ? title : "",
+	         r->njobs, r->nnodes, down);
 	pad = DASH_WIDTH - (int)strlen(left) - (int)strlen(when ? when : "");
 	if (pad < 1)
 		pad = 1;
-	fmt(head, sizeof(head), "%s%*s%s", left, pad, "", when ? when : "");
+	text_fmt(head, sizeof(head), "%s%*s%s", left, pad, "", when ? when : "");
 	fprintf(f, "%s\n\n", head);
 
 	dash_jobs(f, r);

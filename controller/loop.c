@@ -1,0 +1,88 @@
+/*
+ * The event loop: one thread, one zmq_poll over the agents' and the administrators'
+ * sockets. A turn reads what is waiting, runs the timers, and ends with the flush of what
+ * the turn decided to say: the nodes' outboxes, then the state file, then the replies
+ * (loop_end_turn: the durability contract of persist.c). Between turns the loop sleeps
+ * until the earliest deadline any module has (a node's timeout, an acknowledgement's, the
+ * planner's, a state write's retry, the dashboard's next frame) or until a message comes,
+ * like Redis's ae.c; it never wakes for nothing.
+ */
+#include "controller.h"
+
+#include <errno.h>
+#include <zmq.h>
+
+#include "log.h"
+
+void loop_timers(struct ctld *d, mono_ns now)
+{
+	nodes_tick(d, now);
+	txn_tick(d, now);
+	if (d->cfg.cs.on)
+		cosched_tick(d, now);
+}
+
+void loop_end_turn(struct ctld *d, mono_ns now)
+{
+	agents_flush(d, now);
+	persist_commit(d, now);
+	admin_flush(d);
+}
+
+/* The earlier of two deadlines, 0 meaning none. */
+static mono_ns earliest(mono_ns a, mono_ns b)
+{
+	if (a == 0)
+		return b;
+	if (b == 0)
+		return a;
+	return mono_min(a, b);
+}
+
+mono_ns loop_next_deadline(const struct ctld *d)
+{
+	mono_ns next = earliest(nodes_next(d), txn_next(d));
+
+	next = earliest(next, persist_next(d));
+	if (d->cfg.cs.on)
+		next = earliest(next, cosched_next(d));
+	if (d->dashboard)
+		next = earliest(next, d->dash_at ? d->dash_at : 1);
+	return next;
+}
+
+/* Milliseconds zmq_poll may sleep until deadline (0: none, sleep until a message). */
+static long poll_timeout(mono_ns deadline, mono_ns now)
+{
+	if (deadline == 0)
+		return -1;
+	if (!mono_before(now, deadline))
+		return 0;
+	return (long)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+}
+
+void loop_run(struct ctld *d, const volatile sig_atomic_t *quit)
+{
+	while (!*quit) {
+		zmq_pollitem_t items[2] = {
+		    {.socket = d->agents, .events = ZMQ_POLLIN},
+		    {.socket = d->admin, .events = ZMQ_POLLIN},
+		};
+		mono_ns now = mono_now();
+		int n = zmq_poll(items, 2, poll_timeout(loop_next_deadline(d), now));
+
+		if (n < 0 && zmq_errno() != EINTR)
+			fatalx("zmq_poll: %s", zmq_strerror(zmq_errno()));
+		now = mono_now();
+		if (n > 0 && (items[0].revents & ZMQ_POLLIN))
+			agents_recv(d, now);
+		if (n > 0 && (items[1].revents & ZMQ_POLLIN))
+			admin_recv(d, now);
+		loop_timers(d, now);
+		loop_end_turn(d, now);
+		if (d->dashboard && !mono_before(now, d->dash_at)) {
+			listing_dashboard(d, stdout, now);
+			d->dash_at = now + d->cfg.dashboard_interval;
+		}
+	}
+}
