@@ -14,7 +14,7 @@ RT_LOCK_FILE=/tmp/vsched-rt.lock
 rt_lock_held_by_ancestor() {
 	local ino holders p
 	[ -e "$RT_LOCK_FILE" ] || return 1
-	ino=$(stat -c %i "$RT_LOCK_FILE")
+	ino=$(command stat -c %i "$RT_LOCK_FILE") # the command, not a function a test named stat
 	# /proc/locks: "N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END"; waiters have "->"
 	holders=$(awk -v ino="$ino" '$2 != "->" { split($6, a, ":"); if (a[3] == ino) print $5 }' /proc/locks)
 	[ -n "$holders" ] || return 1

@@ -54,7 +54,7 @@ start_agent() {
 }
 agent_alive() { kill -0 "$AGENT_PID" 2>/dev/null || agent_fail "agent died after: $1"; }
 snapshot() { ctl task list --json | jq -c '[.[] | {pid, period_ns, slice_ns}]'; }
-# stat NAME: the last value of counter NAME in the agent's stats line (after SIGUSR1).
+# counter NAME: the last value of counter NAME in the agent's stats line (after SIGUSR1).
 stats_now() {
 	local n
 	n=$(grep -c 'stats: ' "$TMP/agent.log" || true)
@@ -65,10 +65,10 @@ stats_now() {
 	done
 	STATS=$(grep 'stats: ' "$TMP/agent.log" | tail -1)
 }
-stat() { grep -o "[ (]$1=[0-9]*" <<<"$STATS" | head -1 | cut -d= -f2; }
+counter() { grep -o "[ (]$1=[0-9]*" <<<"$STATS" | head -1 | cut -d= -f2; }
 expect_stat() { # NAME MIN
 	local v
-	v=$(stat "$1")
+	v=$(counter "$1")
 	[ -n "$v" ] && [ "$v" -ge "$2" ] || agent_fail "counter $1 = '$v', expected >= $2 ($STATS)"
 }
 push() { "$VS_BIN/ctlpeer" push "ipc://$TMP/agent.sock" "$@" || agent_fail "push $*"; }
