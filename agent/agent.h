@@ -249,6 +249,9 @@ struct ctl_link {
 	uint64_t hb_seq;
 	uint64_t heartbeat; /* ns, possibly set by the controller */
 	uint64_t ctl_instance;
+	uint64_t prev_instance; /* at the registration before */
+	bool new_instance;      /* the last registration was with another controller instance */
+	uint64_t nrefused;      /* frames refused (log_warnx_limited) */
 };
 
 struct vsc {
@@ -278,9 +281,18 @@ struct agent {
 	uint64_t instance;
 	mono_ns started;
 	struct agent_counters cnt;
-	uint64_t epoch_ns;  /* the controller's epoch (CLOCK_REALTIME ns), 0: none yet */
-	mono_ns epoch_next; /* when to give it to vsched again */
-	bool epoch_pending; /* not given to vsched since it arrived */
+	uint64_t epoch_ns;    /* the controller's epoch (CLOCK_REALTIME ns), 0: none yet */
+	mono_ns epoch_next;   /* when to give it to vsched again */
+	bool epoch_pending;   /* not given to vsched since it arrived */
+	uint64_t app_refused; /* application frames refused (log_warnx_limited) */
+};
+
+/* A process the registry forgot (registry_reap, registry_drop_proc): what its caller still
+ * has to tell the controller and to release (the sampling state in proc). */
+struct agent_gone {
+	struct agent_proc proc;
+	uint32_t job_handle;
+	char job[PCTL_NAME_MAX + 1];
 };
 
 /* config.c */
@@ -360,12 +372,19 @@ void snet_proc_free(struct snet_proc *p);
 int snet_parse_netdev(FILE *f, uint64_t *rx, uint64_t *tx);
 
 /* sampler.c */
-/* One sampling round (every q): refreshes every process's figures, sends BW. */
+/* One sampling round (every q): forgets exited processes, refreshes every process's
+ * figures, sends BW. */
 void sampler_round(struct agent *a);
+/* Starts sampling process p (just registered). */
+void sampler_attach(struct agent *a, int p);
+/* A process the registry forgot: tells the controller it left, releases its sampling. */
+void sampler_forget(struct agent *a, struct agent_gone *g);
+/* Releases the sampling state of every process (at exit). */
+void sampler_release_all(struct agent *a);
 /* Builds the BW message from the current averages; e is cfg.max_procs long. */
 void sampler_fill_bw(struct agent *a, struct pctl_bw *bw, struct pctl_bw_entry *e);
 
-/* registry.c */
+/* registry.c: a pure table (no messages, no counters opened) */
 int registry_init(struct agent *a);
 void registry_free(struct agent *a);
 int registry_find_job(struct agent *a, const char *name);
@@ -374,8 +393,9 @@ struct agent_handle *registry_find_handle(struct agent *a, uint32_t handle);
 /* Adds pid to job (made if new). Returns the proc index, or -1 with why. */
 int registry_add_proc(struct agent *a, const char *job, uint32_t rank, pid_t pid,
                       uint64_t starttime, char *why, size_t whylen);
-/* Forgets a process (and its handles, and its job when it was the last). */
-void registry_drop_proc(struct agent *a, int idx);
+/* Forgets a process (and its handles, and its job when it was the last); *gone: the
+ * record as it was. */
+void registry_drop_proc(struct agent *a, int idx, struct agent_gone *gone);
 /*
  * Binds a libapprate handle (report interval interval_ns) to a proc. Returns 0 or -1
  * (table full).
@@ -383,18 +403,16 @@ void registry_drop_proc(struct agent *a, int idx);
 int registry_bind_handle(struct agent *a, uint32_t handle, int proc, uint64_t interval_ns);
 /* Processes registered and alive (exited ones waiting for their last frames not counted). */
 int registry_nprocs(const struct agent *a);
+/* Jobs under a controller constraint. */
+int registry_nconstrained(const struct agent *a);
 /*
- * Every q: marks processes whose pid is gone (or reused) exited, announces LEFT and forgets
- * an exited process once every handle bound to it has been silent for its stale time
- * (AGENT_STALE_INTERVALS report intervals, at most AGENT_STALE_MAX_NS), and frees closing
- * handles (FINAL seen) of live processes after the same silence. Returns the number of
- * processes forgotten.
+ * Every q: marks processes whose pid is gone (or reused) exited, forgets an exited process
+ * once every handle bound to it has been silent for its stale time (AGENT_STALE_INTERVALS
+ * report intervals, at most AGENT_STALE_MAX_NS), and frees closing handles (FINAL seen) of
+ * live processes after the same silence. Returns the number of processes forgotten, their
+ * records in gone[] (room for cfg.max_procs).
  */
-int registry_reap(struct agent *a, mono_ns now);
-/* Start time of pid (field 22 of /proc/PID/stat), 0 when it does not exist. */
-uint64_t registry_starttime(pid_t pid);
-/* uid owning /proc/PID, or -1. */
-long registry_proc_uid(pid_t pid);
+int registry_reap(struct agent *a, mono_ns now, struct agent_gone *gone);
 
 /* vsched_client.c */
 int vsc_open(struct vsc *v, void *zctx, const char *endpoint, uint64_t timeout);
@@ -409,8 +427,22 @@ int vsc_call(struct vsc *v, const struct vsp_request *req, struct vsp_reply *rep
 int vsc_put(struct vsc *v, pid_t pid, const struct agent_resv *resv, uint8_t park, bool managed,
             char *why, size_t whylen);
 int vsc_del(struct vsc *v, pid_t pid, char *why, size_t whylen);
-/* EPOCH: releases at realtime_ns + phase + k*period. Returns 0 or -errno with why. */
-int vsc_epoch(struct vsc *v, uint64_t realtime_ns, char *why, size_t whylen);
+/* ADD only (-EEXIST: vsched manages pid already). Returns 0 or -errno with why. */
+int vsc_add(struct vsc *v, pid_t pid, const struct vsp_resv *resv, uint8_t park, char *why,
+            size_t whylen);
+/* LIST: every task vsched runs (*rep owned by the caller: free rep->tasks, also on failure).
+ * Returns 0 or -errno with why. */
+int vsc_list(struct vsc *v, struct vsp_reply *rep, char *why, size_t whylen);
+/*
+ * The controller's EPOCH: remembered and given to vsched at once; again when the vsched
+ * client reconnects and every AGENT_EPOCH_REASSERT (vsched ignores the same epoch, so a
+ * restarted vsched gets it back within that time). Never blocks longer than one vsched
+ * request.
+ */
+void vsc_epoch_set(struct agent *a, uint64_t realtime_ns);
+/* Gives the remembered epoch to vsched when due (main loop, every tick). */
+void vsc_epoch_tick(struct agent *a, mono_ns now);
+#define AGENT_EPOCH_REASSERT (5 * NSEC_PER_SEC)
 
 /* constraint.c */
 /*
@@ -420,34 +452,43 @@ int vsc_epoch(struct vsc *v, uint64_t realtime_ns, char *why, size_t whylen);
 int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size_t whylen);
 /* Puts a newly registered process under its job's constraint (or the provisional one). */
 void cons_place_proc(struct agent *a, int idx);
+
+/* stats.c */
 /*
  * Every stats_interval: vsched's LIST; our processes' statistics go to the controller
  * (TASK_STATS, when registered), and managed processes vsched lost are put back.
  */
-void cons_send_stats(struct agent *a);
-/*
- * The controller's EPOCH (PCTL_EPOCH): remembered and given to vsched at once; again when
- * the vsched client reconnects and every AGENT_EPOCH_REASSERT (vsched ignores the same
- * epoch, so a restarted vsched gets it back within that time). Never blocks longer than
- * one vsched request.
- */
-void cons_set_epoch(struct agent *a, uint64_t realtime_ns);
-/* Gives the remembered epoch to vsched when due (main loop, every tick). */
-void cons_epoch_tick(struct agent *a, mono_ns now);
-#define AGENT_EPOCH_REASSERT (5 * NSEC_PER_SEC)
+void stats_send(struct agent *a);
 
-/* ctl_link.c */
+/* controller.c: the conversation with the controller above the link */
+/* JOB_PROC (event enum pctl_proc_event) for a process, by its fields or its index. */
+void controller_announce(struct agent *a, uint32_t job_handle, const char *job, uint32_t rank,
+                         pid_t pid, uint8_t event);
+void controller_announce_proc(struct agent *a, int p, uint8_t event);
+/* Handles what the controller sent (a bounded number of frames); call when readable. */
+void controller_on_frames(struct agent *a);
+
+/* ctl_link.c: the link to the controller, transport only */
 int ctl_open(struct agent *a);
 void ctl_close(struct agent *a);
-/* Handles monitor events and controller frames; call when either socket is readable. */
+/* Handles monitor events (TCP connected, disconnected); call when the monitor is readable. */
 void ctl_on_monitor(struct agent *a);
-void ctl_on_frame(struct agent *a);
+enum ctl_rx {
+	CTL_RX_NONE = 0,       /* nothing (more) waiting */
+	CTL_RX_DONE,           /* a link message handled, or a frame refused (counted, logged) */
+	CTL_RX_REGISTERED,     /* HELLO_ACK: registered (again); see ctl.new_instance */
+	CTL_RX_MSG,            /* *m: a CONSTRAINT or EPOCH (release with pctl_msg_release) */
+	CTL_RX_BAD_CONSTRAINT, /* a CONSTRAINT refused by the decoder: gen, job in m->u.cons */
+};
+/* The next frame from the controller (non-blocking), checked; why: a refused frame's
+ * reason. Returns an enum ctl_rx. */
+int ctl_recv(struct agent *a, struct pctl_msg *m, char *why, size_t whylen);
 /* Timers: hello retry, heartbeat, link loss. Returns the next deadline. */
 mono_ns ctl_tick(struct agent *a, mono_ns now);
 /* Sends m when registered (HELLO: when connected). Returns 0, or -1 (dropped). */
 int ctl_send(struct agent *a, const struct pctl_msg *m);
-/* Announces a process to the controller (JOB_PROC). */
-void ctl_announce(struct agent *a, int proc, uint8_t event);
+/* Sends m whatever the link's state (an answer to a message just received). 0 or -1. */
+int ctl_send_now(struct agent *a, const struct pctl_msg *m);
 
 /* app_relay.c */
 int relay_open(struct agent *a);

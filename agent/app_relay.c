@@ -20,6 +20,11 @@
 #include <zmq.h>
 
 #include "log.h"
+#include "procfs.h"
+#include "text.h"
+#include "zmsg.h"
+
+#define RECV_MAX 1000 /* frames per call: the controller link gets its turn */
 
 int relay_open(struct agent *a)
 {
@@ -87,24 +92,19 @@ int relay_parse_peer(const char *s, long *uid, long *pid)
 	return 0;
 }
 
-/* Refusal bookkeeping: count, and log (the first 20, then every 1000th). */
+/* Refusal bookkeeping: count, and log (rate-limited: a flood must not fill the log). */
 static int refuse(struct agent *a, uint64_t *counter, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int refuse(struct agent *a, uint64_t *counter, int rc, const char *fmt, ...)
 {
-	static uint64_t nlogged;
 	char msg[300];
 	va_list ap;
 
 	(*counter)++;
-	nlogged++;
-	if (nlogged <= 20 || nlogged % 1000 == 0) {
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
-		log_warnx("application frame refused: %s", msg);
-	}
-	(void)a;
+	va_start(ap, fmt);
+	text_vfmt(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx_limited(&a->app_refused, "application frame refused: %s", msg);
 	return rc;
 }
 
@@ -121,15 +121,17 @@ static int on_register(struct agent *a, const struct aproto_register *r, long pe
 		return refuse(a, &a->cnt.app_foreign_pid, -EPERM,
 		              "REGISTER job %s pid %d from pid %ld: not the sender's pid", r->job,
 		              (int)pid, peer_pid);
-	st = registry_starttime(pid);
+	st = procfs_starttime(pid);
 	if (st == 0)
 		return refuse(a, &a->cnt.app_foreign_pid, -ESRCH,
 		              "REGISTER job %s pid %d: no such process", r->job, (int)pid);
 	p = registry_find_proc(a, pid);
 	if (p >= 0 && a->procs[p].starttime != st) {
 		/* The pid was reused: the old process is gone. */
-		ctl_announce(a, p, PCTL_PROC_LEFT);
-		registry_drop_proc(a, p);
+		struct agent_gone gone;
+
+		registry_drop_proc(a, p, &gone);
+		sampler_forget(a, &gone);
 		p = -1;
 	}
 	if (p >= 0 && strcmp(a->jobs[a->procs[p].job].name, r->job) != 0)
@@ -145,11 +147,12 @@ static int on_register(struct agent *a, const struct aproto_register *r, long pe
 			              r->job, (int)pid, why);
 		log_info("job %s: rank %u pid %d registered (%s)", r->job, r->rank, (int)pid,
 		         aproto_reason_name(r->reason));
-		ctl_announce(a, p, PCTL_PROC_JOINED);
+		sampler_attach(a, p);
+		controller_announce_proc(a, p, PCTL_PROC_JOINED);
 		cons_place_proc(a, p);
 	} else if (a->procs[p].rank != r->rank) {
 		a->procs[p].rank = r->rank;
-		ctl_announce(a, p, PCTL_PROC_JOINED);
+		controller_announce_proc(a, p, PCTL_PROC_JOINED);
 	}
 	if (registry_bind_handle(a, r->handle, p, r->interval_ns) != 0)
 		return refuse(a, &a->cnt.app_full, -ENOSPC, "REGISTER: handle table full");
@@ -256,27 +259,21 @@ int relay_handle(struct agent *a, const uint8_t *buf, size_t len, long peer_pid,
 
 void relay_on_frames(struct agent *a)
 {
-	static bool in_multipart; /* refusing the rest of a multipart message */
-
-	for (int i = 0; i < 1000; i++) { /* bounded: the controller link gets its turn */
+	for (int i = 0; i < RECV_MAX; i++) {
 		zmq_msg_t in;
 		long uid = -1, pid = -1;
+		int n = zmsg_recv(a->app, &in, 1);
 
-		zmq_msg_init(&in);
-		if (zmq_msg_recv(&in, a->app, ZMQ_DONTWAIT) < 0) {
-			zmq_msg_close(&in);
+		if (n == ZMSG_NONE)
 			return;
-		}
-		if (zmq_msg_more(&in) || in_multipart) {
+		if (n == ZMSG_TOO_MANY) {
 			/* One message = one frame: every part of a multipart one is dropped. */
-			if (!in_multipart)
-				refuse(a, &a->cnt.app_bad, -EBADMSG, "multipart message");
-			in_multipart = zmq_msg_more(&in);
-		} else {
-			if (relay_parse_peer(zmq_msg_gets(&in, "Peer-Address"), &uid, &pid) != 0)
-				uid = pid = -1;
-			relay_handle(a, zmq_msg_data(&in), zmq_msg_size(&in), pid, uid);
+			refuse(a, &a->cnt.app_bad, -EBADMSG, "multipart message");
+			continue;
 		}
+		if (relay_parse_peer(zmq_msg_gets(&in, "Peer-Address"), &uid, &pid) != 0)
+			uid = pid = -1;
+		relay_handle(a, zmq_msg_data(&in), zmq_msg_size(&in), pid, uid);
 		zmq_msg_close(&in);
 	}
 }

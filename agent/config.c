@@ -12,6 +12,7 @@
 
 #include "cfgutil.h"
 #include "duration.h"
+#include "text.h"
 
 static const char *const known_keys[] = {
     "node_name",
@@ -39,23 +40,12 @@ static const char *const known_keys[] = {
 
 static const char *const park_names[] = {"stop", "idle", NULL};
 
-static void say(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 void agent_config_defaults(struct agent_config *cfg)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	memset(cfg, 0, sizeof(*cfg));
-	if (gethostname(cfg->node, sizeof(cfg->node)) != 0 || !pctl_name_ok(cfg->node))
+	if (gethostname(cfg->node, sizeof(cfg->node)) != 0 || !text_name_ok(cfg->node))
 		snprintf(cfg->node, sizeof(cfg->node), "node");
 	cfg->node[PCTL_NAME_MAX] = '\0';
 	snprintf(cfg->controller, sizeof(cfg->controller), "tcp://127.0.0.1:7710");
@@ -89,27 +79,29 @@ int agent_config_check(const struct agent_config *cfg, char *why, size_t whylen)
 {
 	char rwhy[160];
 
-	if (!pctl_name_ok(cfg->node)) {
-		say(why, whylen, "node_name: must be 1..%d printable characters without blanks",
-		    PCTL_NAME_MAX);
+	if (!text_name_ok(cfg->node)) {
+		text_fmt(why, whylen,
+		         "node_name: must be 1..%d printable characters without blanks",
+		         PCTL_NAME_MAX);
 		return -1;
 	}
 	if (!endpoint_ok(cfg->controller, true)) {
-		say(why, whylen, "controller: \"%s\" is not a tcp:// endpoint", cfg->controller);
+		text_fmt(why, whylen, "controller: \"%s\" is not a tcp:// endpoint",
+		         cfg->controller);
 		return -1;
 	}
 	if (!endpoint_ok(cfg->app_endpoint, false)) {
-		say(why, whylen, "app_endpoint: \"%s\" is not an ipc:// or tcp:// endpoint",
-		    cfg->app_endpoint);
+		text_fmt(why, whylen, "app_endpoint: \"%s\" is not an ipc:// or tcp:// endpoint",
+		         cfg->app_endpoint);
 		return -1;
 	}
 	if (!endpoint_ok(cfg->vsched_endpoint, false)) {
-		say(why, whylen, "vsched_endpoint: \"%s\" is not an ipc:// or tcp:// endpoint",
-		    cfg->vsched_endpoint);
+		text_fmt(why, whylen, "vsched_endpoint: \"%s\" is not an ipc:// or tcp:// endpoint",
+		         cfg->vsched_endpoint);
 		return -1;
 	}
 	if (cfg->controller_timeout <= cfg->heartbeat) {
-		say(why, whylen, "controller_timeout: must be longer than heartbeat");
+		text_fmt(why, whylen, "controller_timeout: must be longer than heartbeat");
 		return -1;
 	}
 	if (cfg->provisional.period != 0 || cfg->provisional.slice != 0) {
@@ -117,8 +109,8 @@ int agent_config_check(const struct agent_config *cfg, char *why, size_t whylen)
 		r.deadline = r.period;
 		rwhy[0] = '\0';
 		if (r.period == 0 || vsp_check_resv(&r, rwhy, sizeof(rwhy)) != 0) {
-			say(why, whylen, "provisional_slice: %s",
-			    r.period == 0 ? "needs provisional_period" : rwhy);
+			text_fmt(why, whylen, "provisional_slice: %s",
+			         r.period == 0 ? "needs provisional_period" : rwhy);
 			return -1;
 		}
 	}
@@ -165,7 +157,7 @@ int agent_config_load(const char *path, struct agent_config *cfg, char *why, siz
 	    cfg_get_string(&c, "app_endpoint_mode", mode, sizeof(mode), why, whylen) != 0)
 		goto out;
 	if (mode[0] && parse_mode(mode, &cfg->app_endpoint_mode) != 0) {
-		say(why, whylen, "app_endpoint_mode: \"%s\" is not an octal file mode", mode);
+		text_fmt(why, whylen, "app_endpoint_mode: \"%s\" is not an octal file mode", mode);
 		goto out;
 	}
 	if (cfg_get_duration(&c, "heartbeat", 10 * NSEC_PER_MSEC, 60 * NSEC_PER_SEC,

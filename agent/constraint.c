@@ -17,6 +17,7 @@
 
 #include "duration.h"
 #include "log.h"
+#include "procfs.h"
 
 static void fmt_resv(const struct agent_resv *ar, char *buf, size_t len)
 {
@@ -77,8 +78,8 @@ struct undo {
  */
 static int collect_undo(struct agent *a, int j, struct undo *u)
 {
-	struct vsp_request req;
 	struct vsp_reply rep;
+	char why[200];
 	int n = 0;
 	bool need_list = false;
 
@@ -94,9 +95,7 @@ static int collect_undo(struct agent *a, int j, struct undo *u)
 	}
 	if (!need_list)
 		return n;
-	memset(&req, 0, sizeof(req));
-	req.type = VSP_LIST;
-	if (vsc_call(&a->vs, &req, &rep) == 0)
+	if (vsc_list(&a->vs, &rep, why, sizeof(why)) == 0)
 		for (uint32_t t = 0; t < rep.ntasks; t++)
 			for (int k = 0; k < n; k++)
 				if (!u[k].had && a->procs[u[k].idx].pid == rep.tasks[t].pid) {
@@ -113,14 +112,13 @@ static int collect_undo(struct agent *a, int j, struct undo *u)
 	return n;
 }
 
-int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size_t whylen)
+/* A CONSTRAINT the job can take: known here, 1..VSP_MAX_WINDOWS windows, not older than the
+ * one in force. Returns j (the job) or -errno with why. */
+static int cons_check(struct agent *a, const struct pctl_constraint *c,
+                      const struct agent_resv *want, char *why, size_t whylen)
 {
 	int j = registry_find_job(a, c->job);
-	struct undo *u;
-	int n, ndone = 0, rc = 0;
-	struct agent_job *jb;
-	struct agent_resv want;
-	char rs[400], pwhy[200];
+	const struct agent_job *jb;
 
 	if (j < 0) {
 		a->cnt.ctl_unknown_job++;
@@ -133,7 +131,6 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		         VSP_MAX_WINDOWS);
 		return -EINVAL;
 	}
-	resv_of_constraint(&want, c);
 	jb = &a->jobs[j];
 	if (jb->constrained && c->gen < jb->gen) {
 		a->cnt.ctl_stale++;
@@ -141,7 +138,7 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		         (unsigned long long)c->gen, (unsigned long long)jb->gen);
 		return -ESTALE;
 	}
-	if (jb->constrained && c->gen == jb->gen && !resv_equal(&want, &jb->resv)) {
+	if (jb->constrained && c->gen == jb->gen && !resv_equal(want, &jb->resv)) {
 		snprintf(why, whylen,
 		         "job %s: generation %llu already in force with another "
 		         "reservation",
@@ -149,18 +146,30 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		a->cnt.ctl_stale++;
 		return -ESTALE;
 	}
-	u = calloc((size_t)a->cfg.max_procs, sizeof(*u));
-	if (!u)
-		fatalx("out of memory");
-	n = collect_undo(a, j, u);
+	return j;
+}
+
+/*
+ * Puts the n processes of u[] under want, in order, until one is refused. Returns 0 or
+ * -errno with why; *ndone: how many were changed (u[k].idx -1: nothing to undo there).
+ */
+static int cons_put_all(struct agent *a, const struct pctl_constraint *c,
+                        const struct agent_job *jb, const struct agent_resv *want, struct undo *u,
+                        int n, int *ndone, char *why, size_t whylen)
+{
+	char pwhy[200];
+
+	*ndone = 0;
 	for (int k = 0; k < n; k++) {
 		struct agent_proc *pr = &a->procs[u[k].idx];
+		int rc;
+
 		if (pr->managed && pr->gen == c->gen && jb->constrained && c->gen == jb->gen) {
 			u[k].idx = -1; /* already in force: nothing to do, nothing to undo */
 			continue;
 		}
-		rc = vsc_put(&a->vs, pr->pid, &want, a->cfg.park, u[k].had, pwhy, sizeof(pwhy));
-		if (rc == -ESRCH && registry_starttime(pr->pid) != pr->starttime) {
+		rc = vsc_put(&a->vs, pr->pid, want, a->cfg.park, u[k].had, pwhy, sizeof(pwhy));
+		if (rc == -ESRCH && procfs_starttime(pr->pid) != pr->starttime) {
 			/*
 			 * It exited since the last sampling round: not a refusal. Undoing the
 			 * whole constraint for a process that no longer matters would be wrong.
@@ -168,36 +177,46 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 			log_info("job %s: pid %d rank %u exited", c->job, (int)pr->pid, pr->rank);
 			pr->exited = true;
 			u[k].idx = -1;
-			rc = 0;
-			ndone = k + 1;
+			*ndone = k + 1;
 			continue;
 		}
 		if (rc != 0) {
 			a->cnt.vsched_errors++;
 			snprintf(why, whylen, "job %s: pid %d: %s", c->job, (int)pr->pid, pwhy);
-			break;
+			return rc;
 		}
-		ndone = k + 1;
+		*ndone = k + 1;
 	}
-	if (rc != 0) {
-		/* Put back what was changed: the old reservation, or out of vsched. */
-		for (int k = 0; k < ndone; k++) {
-			struct agent_proc *pr;
-			int r2;
-			if (u[k].idx < 0)
-				continue;
-			pr = &a->procs[u[k].idx];
-			r2 = u[k].had ? vsc_put(&a->vs, pr->pid, &u[k].prev, a->cfg.park, true,
-			                        pwhy, sizeof(pwhy))
-			              : vsc_del(&a->vs, pr->pid, pwhy, sizeof(pwhy));
-			if (r2 != 0)
-				log_warnx("job %s: pid %d: could not put back: %s", c->job,
-				          (int)pr->pid, pwhy);
-		}
-		free(u);
-		return rc;
+	return 0;
+}
+
+/* Puts back what cons_put_all changed: the old reservation, or out of vsched. */
+static void cons_undo(struct agent *a, const char *job, const struct undo *u, int ndone)
+{
+	char pwhy[200];
+
+	for (int k = 0; k < ndone; k++) {
+		struct agent_proc *pr;
+		int rc;
+
+		if (u[k].idx < 0)
+			continue;
+		pr = &a->procs[u[k].idx];
+		rc = u[k].had ? vsc_put(&a->vs, pr->pid, &u[k].prev, a->cfg.park, true, pwhy,
+		                        sizeof(pwhy))
+		              : vsc_del(&a->vs, pr->pid, pwhy, sizeof(pwhy));
+		if (rc != 0)
+			log_warnx("job %s: pid %d: could not put back: %s", job, (int)pr->pid,
+			          pwhy);
 	}
-	ndone = 0; /* now: how many were changed */
+}
+
+/* Records what is now in force; returns how many processes were changed. */
+static int cons_record(struct agent *a, const struct pctl_constraint *c,
+                       const struct agent_resv *want, const struct undo *u, int n)
+{
+	int changed = 0;
+
 	for (int k = 0; k < n; k++) {
 		struct agent_proc *pr;
 		if (u[k].idx < 0)
@@ -205,9 +224,36 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 		pr = &a->procs[u[k].idx];
 		pr->managed = true;
 		pr->gen = c->gen;
-		pr->resv = want;
-		ndone++;
+		pr->resv = *want;
+		changed++;
 	}
+	return changed;
+}
+
+int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size_t whylen)
+{
+	struct agent_resv want;
+	struct agent_job *jb;
+	struct undo *u;
+	char rs[400];
+	int j, n, ndone, rc;
+
+	resv_of_constraint(&want, c);
+	j = cons_check(a, c, &want, why, whylen);
+	if (j < 0)
+		return j;
+	jb = &a->jobs[j];
+	u = calloc((size_t)a->cfg.max_procs, sizeof(*u));
+	if (!u)
+		fatalx("out of memory");
+	n = collect_undo(a, j, u);
+	rc = cons_put_all(a, c, jb, &want, u, n, &ndone, why, whylen);
+	if (rc != 0) {
+		cons_undo(a, c->job, u, ndone);
+		free(u);
+		return rc;
+	}
+	ndone = cons_record(a, c, &want, u, n);
 	free(u);
 	if (ndone == 0 && jb->constrained && jb->gen == c->gen)
 		return 0; /* the same generation again: already in force */
@@ -247,18 +293,8 @@ void cons_place_proc(struct agent *a, int idx)
 		 * has (the agent restarted, or `vschedctl job run` placed it) keeps its
 		 * reservation until the controller decides.
 		 */
-		struct vsp_request req;
-		struct vsp_reply rep;
-		int rc;
+		int rc = vsc_add(&a->vs, pr->pid, &r->w[0], a->cfg.park, why, sizeof(why));
 
-		memset(&req, 0, sizeof(req));
-		req.type = VSP_ADD;
-		req.pid = pr->pid;
-		req.cpu = -1;
-		req.park = a->cfg.park;
-		req.resv = r->w[0];
-		rc = vsc_call(&a->vs, &req, &rep);
-		free(rep.tasks);
 		if (rc == -EEXIST) {
 			log_info("job %s: pid %d already under vsched: its reservation stays until "
 			         "the controller decides",
@@ -268,9 +304,7 @@ void cons_place_proc(struct agent *a, int idx)
 		if (rc != 0) {
 			a->cnt.vsched_errors++;
 			log_warnx("job %s: pid %d not put under vsched: %s", jb->name, (int)pr->pid,
-			          rep.msg[0]        ? rep.msg
-			          : rc == -ENOTCONN ? "vsched not running"
-			                            : strerror(-rc));
+			          why);
 			return;
 		}
 	} else if (vsc_put(&a->vs, pr->pid, r, a->cfg.park, pr->managed, why, sizeof(why)) != 0) {
@@ -284,116 +318,4 @@ void cons_place_proc(struct agent *a, int idx)
 	fmt_resv(r, rs, sizeof(rs));
 	log_info("job %s: pid %d rank %u under vsched (%s%s)", jb->name, (int)pr->pid, pr->rank,
 	         gen ? "constraint, " : "provisional, ", rs);
-}
-
-/*
- * Processes we put under vsched that its LIST no longer shows (vsched restarted, or an
- * administrator deleted them) are put back under the reservation they had: the
- * constraint in force is the agent's to keep.
- */
-static void reconcile(struct agent *a)
-{
-	char why[200];
-
-	for (int i = 0; i < a->cfg.max_procs; i++) {
-		struct agent_proc *pr = &a->procs[i];
-		bool seen = pr->seen_in_vsched;
-
-		pr->seen_in_vsched = false;
-		if (!pr->used || pr->exited || !pr->managed || seen)
-			continue;
-		if (vsc_put(&a->vs, pr->pid, &pr->resv, a->cfg.park, false, why, sizeof(why)) == 0)
-			log_info("job %s: pid %d was no longer under vsched: put back",
-			         a->jobs[pr->job].name, (int)pr->pid);
-		else
-			log_debug("job %s: pid %d not put back: %s", a->jobs[pr->job].name,
-			          (int)pr->pid, why);
-	}
-}
-
-void cons_send_stats(struct agent *a)
-{
-	struct vsp_request req;
-	struct vsp_reply rep;
-	struct pctl_msg m;
-	struct pctl_stats_entry *e;
-	uint16_t n = 0;
-	int rc;
-
-	if (registry_nprocs(a) == 0)
-		return;
-	memset(&req, 0, sizeof(req));
-	req.type = VSP_LIST;
-	rc = vsc_call(&a->vs, &req, &rep);
-	if (rc != 0) {
-		log_debug("vsched list: %s", rep.msg[0] ? rep.msg : strerror(-rc));
-		free(rep.tasks);
-		return;
-	}
-	e = calloc(rep.ntasks ? rep.ntasks : 1, sizeof(*e));
-	if (!e) {
-		free(rep.tasks);
-		return;
-	}
-	for (uint32_t i = 0; i < rep.ntasks && n < PCTL_MAX_ENTRIES; i++) {
-		int p = registry_find_proc(a, rep.tasks[i].pid);
-		if (p < 0 || a->procs[p].exited)
-			continue;
-		a->procs[p].seen_in_vsched = true;
-		e[n].job = a->jobs[a->procs[p].job].handle;
-		e[n].rank = a->procs[p].rank;
-		e[n].gen = a->procs[p].gen;
-		e[n].st = rep.tasks[i];
-		n++;
-	}
-	free(rep.tasks);
-	reconcile(a);
-	memset(&m, 0, sizeof(m));
-	m.type = PCTL_TASK_STATS;
-	m.u.stats.n = n;
-	m.u.stats.e = e;
-	ctl_send(a, &m);
-	free(e);
-}
-
-void cons_set_epoch(struct agent *a, uint64_t realtime_ns)
-{
-	a->cnt.epochs++;
-	if (realtime_ns == a->epoch_ns && !a->epoch_pending) {
-		log_debug("controller: epoch %llu ns again", (unsigned long long)realtime_ns);
-		return;
-	}
-	a->epoch_ns = realtime_ns;
-	a->epoch_pending = true;
-	a->epoch_next = 0;
-	log_info("controller: epoch %llu ns (CLOCK_REALTIME)", (unsigned long long)realtime_ns);
-	cons_epoch_tick(a, mono_now());
-}
-
-void cons_epoch_tick(struct agent *a, mono_ns now)
-{
-	char why[300];
-	int rc;
-
-	if (a->epoch_ns == 0)
-		return;
-	if (!a->vs.fresh && mono_before(now, a->epoch_next))
-		return;
-	a->vs.fresh = false;
-	rc = vsc_epoch(&a->vs, a->epoch_ns, why, sizeof(why));
-	/* again after a second while not given, then every re-assertion */
-	a->epoch_next = now + (rc != 0 && a->epoch_pending ? NSEC_PER_SEC : AGENT_EPOCH_REASSERT);
-	if (rc != 0) {
-		if (a->epoch_pending && a->cnt.epochs_applied == 0)
-			log_warnx("epoch %llu ns not given to vsched: %s",
-			          (unsigned long long)a->epoch_ns, why);
-		else
-			log_debug("epoch not given to vsched: %s", why);
-		a->cnt.vsched_errors++;
-		return;
-	}
-	if (a->epoch_pending)
-		log_info("epoch %llu ns given to vsched", (unsigned long long)a->epoch_ns);
-	a->epoch_pending = false;
-	a->cnt.epochs_applied++;
 }

@@ -5,9 +5,12 @@
  * HELLO_ACK) -> UP (registered: heartbeats, data). The socket monitor reports TCP connects
  * and disconnects, so a restarted controller is greeted as soon as ZeroMQ has reconnected;
  * a controller that stops answering for controller_timeout (no heartbeat echo) is greeted
- * again too. On every registration the agent re-announces each process (JOB_PROC), since
- * the controller keeps tasks and rates as soft state. While the link is not UP, data
- * messages (RATE, BW, TASK_STATS) are dropped and counted; constraints stay in force.
+ * again too. While the link is not UP, data messages (RATE, BW, TASK_STATS) are dropped and
+ * counted; constraints stay in force.
+ *
+ * Transport only: this file owns the socket, the link's state and its own messages
+ * (NODE_HELLO, HEARTBEAT, HELLO_ACK), checks every frame, and hands the rest to its caller
+ * (controller.c: constraints, the epoch, what to do on registration).
  */
 #include "agent.h"
 
@@ -17,6 +20,7 @@
 #include <zmq.h>
 
 #include "log.h"
+#include "zmsg.h"
 
 #define MON_ENDPOINT "inproc://vsched-agent-ctl-monitor"
 
@@ -74,8 +78,7 @@ void ctl_close(struct agent *a)
 	c->sock = c->mon = NULL;
 }
 
-/* Encodes and sends without looking at the state. */
-static int send_raw(struct agent *a, const struct pctl_msg *m)
+int ctl_send_now(struct agent *a, const struct pctl_msg *m)
 {
 	uint8_t stackbuf[512], *buf = stackbuf;
 	int n = pctl_size(m), rc = -1;
@@ -99,7 +102,7 @@ static int send_raw(struct agent *a, const struct pctl_msg *m)
 
 int ctl_send(struct agent *a, const struct pctl_msg *m)
 {
-	if (a->ctl.state != CTL_UP || send_raw(a, m) != 0) {
+	if (a->ctl.state != CTL_UP || ctl_send_now(a, m) != 0) {
 		if (m->type == PCTL_RATE)
 			a->cnt.rates_dropped++;
 		return -1;
@@ -123,38 +126,19 @@ static void send_hello(struct agent *a, mono_ns now)
 	snprintf(m.u.hello.node, sizeof(m.u.hello.node), "%s", a->cfg.node);
 	a->ctl.state = CTL_HELLO;
 	a->ctl.last_hello = now;
-	a->ctl.hello_sent = send_raw(a, &m) == 0;
+	a->ctl.hello_sent = ctl_send_now(a, &m) == 0;
 	if (a->ctl.hello_sent) {
 		a->cnt.hellos++;
 		log_debug("controller link: NODE_HELLO sent");
 	}
 }
 
-void ctl_announce(struct agent *a, int p, uint8_t event)
-{
-	struct pctl_msg m;
-	const struct agent_proc *pr = &a->procs[p];
-
-	memset(&m, 0, sizeof(m));
-	m.type = PCTL_JOB_PROC;
-	m.u.proc.job = a->jobs[pr->job].handle;
-	m.u.proc.rank = pr->rank;
-	m.u.proc.pid = pr->pid;
-	m.u.proc.event = event;
-	snprintf(m.u.proc.name, sizeof(m.u.proc.name), "%s", a->jobs[pr->job].name);
-	ctl_send(a, &m);
-}
-
 static void link_lost(struct agent *a, const char *why)
 {
-	int njobs = 0;
-
 	if (a->ctl.state == CTL_UP) {
 		a->cnt.link_losses++;
-		for (int j = 0; j < AGENT_MAX_JOBS; j++)
-			njobs += a->jobs[j].used && a->jobs[j].constrained;
 		log_warnx("controller link lost (%s); %d job constraint(s) stay in force", why,
-		          njobs);
+		          registry_nconstrained(a));
 	}
 }
 
@@ -187,33 +171,18 @@ void ctl_on_monitor(struct agent *a)
 	}
 }
 
+/* HELLO_ACK 0: the link is up; a->ctl.new_instance says whether the controller is another
+ * one than at the previous registration. */
 static void on_registered(struct agent *a, const struct pctl_hello_ack *ack, mono_ns now)
 {
-	int n = 0;
-
 	a->ctl.state = CTL_UP;
 	a->ctl.next_hb = now;
 	if (ack->heartbeat_ms)
 		a->ctl.heartbeat = (uint64_t)ack->heartbeat_ms * NSEC_PER_MSEC;
-	if (a->ctl.ctl_instance && ack->ctl_instance != a->ctl.ctl_instance) {
-		/* A new controller numbers its generations afresh; what is in force stays. */
-		for (int j = 0; j < AGENT_MAX_JOBS; j++)
-			a->jobs[j].gen = 0;
-		log_info("controller instance changed (%llx -> %llx): constraint generations "
-		         "start over",
-		         (unsigned long long)a->ctl.ctl_instance,
-		         (unsigned long long)ack->ctl_instance);
-	}
+	a->ctl.new_instance = a->ctl.ctl_instance && ack->ctl_instance != a->ctl.ctl_instance;
+	a->ctl.prev_instance = a->ctl.ctl_instance;
 	a->ctl.ctl_instance = ack->ctl_instance;
 	a->cnt.registrations++;
-	for (int p = 0; p < a->cfg.max_procs; p++)
-		if (a->procs[p].used && !a->procs[p].exited) {
-			ctl_announce(a, p, PCTL_PROC_JOINED);
-			n++;
-		}
-	log_info("controller link: registered as %s (controller instance %llx), "
-	         "%d process(es) announced",
-	         a->cfg.node, (unsigned long long)ack->ctl_instance, n);
 }
 
 /* Counts a refused frame by kind; the decoder's reason says short or long. */
@@ -231,127 +200,75 @@ static void count_bad(struct agent *a, int rc, const char *why)
 		a->cnt.ctl_bad++;
 }
 
-/* Answers a CONSTRAINT: status 0 or -errno with the reason. */
-static void send_ack(struct agent *a, uint64_t gen, const char *job, int rc, char *why)
+/* A frame that did not decode as a controller message: counted, logged (limited); a
+ * CONSTRAINT with a bad reservation is still named (gen, job in m) for its answer. */
+static int refused_frame(struct agent *a, zmq_msg_t *in, int rc, struct pctl_msg *m,
+                         const char *why)
 {
-	struct pctl_msg ack;
-
-	memset(&ack, 0, sizeof(ack));
-	ack.type = PCTL_CONSTRAINT_ACK;
-	ack.u.cack.gen = gen;
-	ack.u.cack.status = rc;
-	snprintf(ack.u.cack.job, sizeof(ack.u.cack.job), "%s", job);
-	/* Reasons are printable ASCII; anything else from vsched is replaced. */
-	for (char *p = why; *p; p++)
-		if (*p < 0x20 || *p > 0x7e)
-			*p = '?';
-	snprintf(ack.u.cack.reason, sizeof(ack.u.cack.reason), "%s", why);
-	if (send_raw(a, &ack) != 0)
-		log_warnx("constraint gen %llu: CONSTRAINT_ACK not sent", (unsigned long long)gen);
-}
-
-static void handle_constraint(struct agent *a, const struct pctl_constraint *c)
-{
-	char why[PCTL_REASON_MAX + 1] = "";
-	int rc = cons_apply(a, c, why, sizeof(why));
-
-	if (rc == 0)
-		a->cnt.cons_applied++;
-	else {
-		a->cnt.cons_refused++;
-		log_warnx("constraint gen %llu for job %s refused: %s", (unsigned long long)c->gen,
-		          c->job, why);
+	count_bad(a, rc, why);
+	log_warnx_limited(&a->ctl.nrefused, "controller: frame refused: %s", why);
+	memset(m, 0, sizeof(*m));
+	if (rc == -EINVAL && pctl_peek_constraint(zmq_msg_data(in), zmq_msg_size(in),
+	                                          &m->u.cons.gen, m->u.cons.job) == 0) {
+		m->type = PCTL_CONSTRAINT;
+		return CTL_RX_BAD_CONSTRAINT;
 	}
-	send_ack(a, c->gen, c->job, rc, why);
+	return CTL_RX_DONE;
 }
 
-void ctl_on_frame(struct agent *a)
+/* HELLO_ACK and HEARTBEAT are the link's; the rest goes to the caller. */
+static int on_message(struct agent *a, const struct pctl_msg *m, mono_ns now)
 {
-	static uint64_t nrefused;
+	switch (m->type) {
+	case PCTL_HELLO_ACK:
+		if (m->u.hello_ack.status == 0) {
+			on_registered(a, &m->u.hello_ack, now);
+			return CTL_RX_REGISTERED;
+		}
+		log_warnx("controller: registration refused: %s (%s)", m->u.hello_ack.reason,
+		          strerror(-m->u.hello_ack.status));
+		if (a->ctl.state == CTL_UP)
+			link_lost(a, "controller does not know this node");
+		a->ctl.state = CTL_HELLO; /* retried after a heartbeat */
+		return CTL_RX_DONE;
+	case PCTL_HEARTBEAT:
+		log_debug("controller: heartbeat %llu echoed", (unsigned long long)m->u.hb.seq);
+		return CTL_RX_DONE;
+	default:
+		return CTL_RX_MSG;
+	}
+}
 
-	for (int i = 0; i < 1000; i++) { /* bounded: the applications get their turn */
-		zmq_msg_t in;
-		struct pctl_msg m;
-		char why[200];
-		int more, rc;
-		size_t len;
-		mono_ns now;
+int ctl_recv(struct agent *a, struct pctl_msg *m, char *why, size_t whylen)
+{
+	zmq_msg_t in;
+	int n = zmsg_recv(a->ctl.sock, &in, 1), rc;
 
-		zmq_msg_init(&in);
-		if (zmq_msg_recv(&in, a->ctl.sock, ZMQ_DONTWAIT) < 0) {
-			zmq_msg_close(&in);
-			return;
-		}
-		more = zmq_msg_more(&in);
-		len = zmq_msg_size(&in);
-		if (more) {
-			/* Multipart: refuse the whole message. */
-			a->cnt.ctl_multipart++;
-			log_warnx("controller: multipart message refused");
-			while (more) {
-				zmq_msg_close(&in);
-				zmq_msg_init(&in);
-				if (zmq_msg_recv(&in, a->ctl.sock, ZMQ_DONTWAIT) < 0)
-					break;
-				more = zmq_msg_more(&in);
-			}
-			zmq_msg_close(&in);
-			continue;
-		}
-		rc = pctl_decode(zmq_msg_data(&in), len, &m, why, sizeof(why));
-		if (rc == 0 && !pctl_from_controller(m.type)) {
-			snprintf(why, sizeof(why), "%s is not a controller message",
-			         pctl_type_name(m.type));
-			pctl_msg_release(&m);
-			rc = -ENOMSG;
-		}
-		if (rc != 0) {
-			uint64_t gen;
-			char job[PCTL_NAME_MAX + 1];
-
-			count_bad(a, rc, why);
-			/* Logged: the first 20, then every 1000th (a flood must not fill the log).
-			 */
-			if (++nrefused <= 20 || nrefused % 1000 == 0)
-				log_warnx("controller: frame refused: %s", why);
-			/* A CONSTRAINT with a bad reservation is still answered, by name. */
-			if (rc == -EINVAL &&
-			    pctl_peek_constraint(zmq_msg_data(&in), len, &gen, job) == 0) {
-				a->cnt.cons_refused++;
-				send_ack(a, gen, job, -EINVAL, why);
-			}
-			zmq_msg_close(&in);
-			continue;
-		}
+	if (n == ZMSG_NONE)
+		return CTL_RX_NONE;
+	if (n == ZMSG_TOO_MANY) {
+		a->cnt.ctl_multipart++;
+		log_warnx("controller: multipart message refused");
+		return CTL_RX_DONE;
+	}
+	rc = pctl_decode(zmq_msg_data(&in), zmq_msg_size(&in), m, why, whylen);
+	if (rc == 0 && !pctl_from_controller(m->type)) {
+		snprintf(why, whylen, "%s is not a controller message", pctl_type_name(m->type));
+		pctl_msg_release(m);
+		rc = -ENOMSG;
+	}
+	if (rc != 0) {
+		rc = refused_frame(a, &in, rc, m, why);
 		zmq_msg_close(&in);
-		a->cnt.ctl_ok++;
-		now = mono_now();
-		a->ctl.last_rx = now;
-		switch (m.type) {
-		case PCTL_HELLO_ACK:
-			if (m.u.hello_ack.status == 0) {
-				on_registered(a, &m.u.hello_ack, now);
-			} else {
-				log_warnx("controller: registration refused: %s (%s)",
-				          m.u.hello_ack.reason, strerror(-m.u.hello_ack.status));
-				if (a->ctl.state == CTL_UP)
-					link_lost(a, "controller does not know this node");
-				a->ctl.state = CTL_HELLO; /* retried after a heartbeat */
-			}
-			break;
-		case PCTL_HEARTBEAT:
-			log_debug("controller: heartbeat %llu echoed",
-			          (unsigned long long)m.u.hb.seq);
-			break;
-		case PCTL_CONSTRAINT:
-			handle_constraint(a, &m.u.cons);
-			break;
-		case PCTL_EPOCH:
-			cons_set_epoch(a, m.u.epoch.realtime_ns);
-			break;
-		}
-		pctl_msg_release(&m);
+		return rc;
 	}
+	zmq_msg_close(&in);
+	a->cnt.ctl_ok++;
+	a->ctl.last_rx = mono_now();
+	rc = on_message(a, m, a->ctl.last_rx);
+	if (rc != CTL_RX_MSG)
+		pctl_msg_release(m);
+	return rc;
 }
 
 mono_ns ctl_tick(struct agent *a, mono_ns now)
@@ -386,7 +303,7 @@ mono_ns ctl_tick(struct agent *a, mono_ns now)
 			m.u.hb.seq = ++c->hb_seq;
 			m.u.hb.sent_ns = now;
 			m.u.hb.nprocs = (uint32_t)registry_nprocs(a);
-			send_raw(a, &m);
+			ctl_send_now(a, &m);
 			c->next_hb = now + c->heartbeat;
 		}
 		next = mono_min(c->next_hb, c->last_rx + a->cfg.controller_timeout);

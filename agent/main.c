@@ -135,6 +135,7 @@ static void teardown(struct agent *a)
 	ctl_close(a);
 	relay_close(a);
 	vsc_close(&a->vs);
+	sampler_release_all(a);
 	registry_free(a);
 	snet_ns_free(&a->netns);
 	if (a->zctx)
@@ -166,11 +167,11 @@ static void run(struct agent *a)
 			while (!mono_before(now, next_sample));
 		}
 		if (!mono_before(now, next_stats)) {
-			cons_send_stats(a);
+			stats_send(a);
 			next_stats = now + a->cfg.stats_interval;
 		}
 		/* after the stats round: a vsched that answers again gets the epoch back */
-		cons_epoch_tick(a, now);
+		vsc_epoch_tick(a, now);
 		if (a->epoch_ns)
 			next = mono_min(next, a->epoch_next);
 		if (!mono_before(now, next_log) || stats_flag) {
@@ -191,7 +192,7 @@ static void run(struct agent *a)
 		if (it[1].revents & ZMQ_POLLIN)
 			ctl_on_monitor(a);
 		if (it[0].revents & ZMQ_POLLIN)
-			ctl_on_frame(a);
+			controller_on_frames(a);
 		if (it[2].revents & ZMQ_POLLIN)
 			relay_on_frames(a);
 	}

@@ -2,6 +2,8 @@
  * The agent's tables: jobs (name -> the agent's u32 handle, the constraint in force),
  * processes (pid, job, rank, sampling state) and libapprate handles (-> process). Fixed
  * capacity, allocated at start; linear search is plenty for a node's worth of processes.
+ * A pure table: nothing here sends a message or opens a counter; what a caller has to say
+ * or release about a process the registry forgets, it gets back (struct agent_gone).
  *
  * Life of a process: registered (REGISTER) -> exited (its pid is gone or was reused; seen
  * every q by registry_reap) -> forgotten (JOB_PROC left) once all its handles have been
@@ -11,13 +13,12 @@
  */
 #include "agent.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "log.h"
+#include "procfs.h"
 
 int registry_init(struct agent *a)
 {
@@ -36,12 +37,6 @@ int registry_init(struct agent *a)
 
 void registry_free(struct agent *a)
 {
-	if (a->procs)
-		for (int i = 0; i < a->cfg.max_procs; i++)
-			if (a->procs[i].used) {
-				smem_detach(&a->mem, &a->procs[i].mem);
-				snet_proc_free(&a->procs[i].net);
-			}
 	free(a->procs);
 	free(a->handles);
 	a->procs = NULL;
@@ -83,6 +78,15 @@ int registry_nprocs(const struct agent *a)
 	return n;
 }
 
+int registry_nconstrained(const struct agent *a)
+{
+	int n = 0;
+
+	for (int j = 0; j < AGENT_MAX_JOBS; j++)
+		n += a->jobs[j].used && a->jobs[j].constrained;
+	return n;
+}
+
 int registry_add_proc(struct agent *a, const char *job, uint32_t rank, pid_t pid,
                       uint64_t starttime, char *why, size_t whylen)
 {
@@ -120,23 +124,20 @@ int registry_add_proc(struct agent *a, const char *job, uint32_t rank, pid_t pid
 	pr->job = j;
 	pr->rank = rank;
 	pr->since = mono_now();
-	bwavg_init(&pr->mem_bw, (unsigned)a->cfg.windows);
-	bwavg_init(&pr->tx_bw, (unsigned)a->cfg.windows);
-	bwavg_init(&pr->rx_bw, (unsigned)a->cfg.windows);
-	smem_attach(&a->mem, &pr->mem, pid);
 	return p;
 }
 
-void registry_drop_proc(struct agent *a, int idx)
+void registry_drop_proc(struct agent *a, int idx, struct agent_gone *gone)
 {
 	struct agent_proc *pr = &a->procs[idx];
 	struct agent_job *jb = &a->jobs[pr->job];
 
+	gone->proc = *pr;
+	gone->job_handle = jb->handle;
+	snprintf(gone->job, sizeof(gone->job), "%s", jb->name);
 	for (int i = 0; i < a->handles_hw; i++)
 		if (a->handles[i].handle && a->handles[i].proc == idx)
 			memset(&a->handles[i], 0, sizeof(a->handles[i]));
-	smem_detach(&a->mem, &pr->mem);
-	snet_proc_free(&pr->net);
 	if (--jb->nprocs <= 0)
 		memset(jb, 0, sizeof(*jb));
 	memset(pr, 0, sizeof(*pr));
@@ -191,13 +192,13 @@ static bool is_stale(const struct agent_handle *h, mono_ns now)
  * must still be accepted (libapprate re-registers only every 10 s). Only its pid going away
  * ends it. A closing handle (FINAL seen) has nothing more to say after its stale time.
  */
-int registry_reap(struct agent *a, mono_ns now)
+int registry_reap(struct agent *a, mono_ns now, struct agent_gone *gone)
 {
 	int dropped = 0;
 
 	for (int i = 0; i < a->cfg.max_procs; i++) {
 		struct agent_proc *pr = &a->procs[i];
-		if (pr->used && !pr->exited && registry_starttime(pr->pid) != pr->starttime) {
+		if (pr->used && !pr->exited && procfs_starttime(pr->pid) != pr->starttime) {
 			pr->exited = true;
 			log_info("job %s: pid %d rank %u exited", a->jobs[pr->job].name,
 			         (int)pr->pid, pr->rank);
@@ -219,55 +220,7 @@ int registry_reap(struct agent *a, mono_ns now)
 				quiet = is_stale(&a->handles[k], now);
 		if (!quiet)
 			continue; /* its last frames may still be queued */
-		ctl_announce(a, i, PCTL_PROC_LEFT);
-		registry_drop_proc(a, i);
-		dropped++;
+		registry_drop_proc(a, i, &gone[dropped++]);
 	}
 	return dropped;
-}
-
-uint64_t registry_starttime(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	FILE *f;
-	size_t n;
-	unsigned long long v = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* comm may contain blanks and parentheses: fields start after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* After ") ": field 3 (state) ... field 22 (starttime) is the 20th token. */
-	p++;
-	for (int field = 3; field <= 22; field++) {
-		char *end;
-		while (*p == ' ')
-			p++;
-		if (field == 22) {
-			v = strtoull(p, &end, 10);
-			break;
-		}
-		p = strchr(p, ' ');
-		if (!p)
-			return 0;
-	}
-	return v ? v : 1;
-}
-
-long registry_proc_uid(pid_t pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (stat(path, &st) != 0)
-		return -1;
-	return (long)st.st_uid;
 }

@@ -1,11 +1,12 @@
 /*
  * The sampling round, every q (MemBUS "invoke performance monitoring framework", paper 000
- * Algorithm 1): reap exited processes (registry_reap), read each process's memory and network
- * counters, feed the w-window averages, and send one BW message with every figure and its source.
- * A figure whose source changes (say, the application starts reporting bytes) restarts its
- * average, so windows of different sources are never mixed. Network figures come from the
- * sock_diag dump of each process's own network namespace (sample_net.c); a process whose
- * namespace is out of reach gets source none (or app), logged once, never a silent 0.
+ * Algorithm 1): reap exited processes (registry_reap; the controller is told they left,
+ * their sampling state released), read each process's memory and network counters, feed the
+ * w-window averages, and send one BW message with every figure and its source. A figure whose
+ * source changes (say, the application starts reporting bytes) restarts its average, so windows of
+ * different sources are never mixed. Network figures come from the sock_diag dump of each process's
+ * own network namespace (sample_net.c); a process whose namespace is out of reach gets source none
+ * (or app), logged once, never a silent 0.
  */
 #include "agent.h"
 
@@ -141,17 +142,51 @@ void sampler_fill_bw(struct agent *a, struct pctl_bw *bw, struct pctl_bw_entry *
 	bw->e = e;
 }
 
+void sampler_attach(struct agent *a, int p)
+{
+	struct agent_proc *pr = &a->procs[p];
+
+	bwavg_init(&pr->mem_bw, (unsigned)a->cfg.windows);
+	bwavg_init(&pr->tx_bw, (unsigned)a->cfg.windows);
+	bwavg_init(&pr->rx_bw, (unsigned)a->cfg.windows);
+	smem_attach(&a->mem, &pr->mem, pr->pid);
+}
+
+/* Releases what sampling holds for a process (counter fds, socket tables). */
+static void sampler_release(struct agent *a, struct agent_proc *pr)
+{
+	smem_detach(&a->mem, &pr->mem);
+	snet_proc_free(&pr->net);
+}
+
+void sampler_forget(struct agent *a, struct agent_gone *g)
+{
+	controller_announce(a, g->job_handle, g->job, g->proc.rank, g->proc.pid, PCTL_PROC_LEFT);
+	sampler_release(a, &g->proc);
+}
+
+void sampler_release_all(struct agent *a)
+{
+	for (int i = 0; a->procs && i < a->cfg.max_procs; i++)
+		if (a->procs[i].used)
+			sampler_release(a, &a->procs[i]);
+}
+
 void sampler_round(struct agent *a)
 {
 	mono_ns now = mono_now();
 	uint64_t *ino = malloc(MAX_FDS * sizeof(*ino));
 	struct pctl_bw_entry *e = calloc((size_t)a->cfg.max_procs, sizeof(*e));
+	struct agent_gone *gone = calloc((size_t)a->cfg.max_procs, sizeof(*gone));
 	struct pctl_msg m;
+	int ngone;
 
-	if (!ino || !e)
+	if (!ino || !e || !gone)
 		fatalx("out of memory");
 	sample_node(a, now);
-	registry_reap(a, now);
+	ngone = registry_reap(a, now, gone);
+	for (int i = 0; i < ngone; i++)
+		sampler_forget(a, &gone[i]);
 	/*
 	 * Each network namespace with a live process is dumped once, when its first process is
 	 * sampled (none: the kernel is spared the hash walk); the sockets kept for namespaces
@@ -171,6 +206,7 @@ void sampler_round(struct agent *a)
 	sampler_fill_bw(a, &m.u.bw, e);
 	if (a->ctl.state == CTL_UP)
 		ctl_send(a, &m);
+	free(gone);
 	free(e);
 	free(ino);
 }

@@ -1,7 +1,13 @@
 /*
- * Client of vsched's local API (common/proto_vsched.h): one REQ/REP exchange per request,
- * bounded by vsched_timeout. A REQ socket that timed out is stuck in its send/receive
- * state machine, so it is closed and made again ("lazy pirate"); the next call reconnects.
+ * The agent's conversation with vsched's local API (common/proto_vsched.h): every request
+ * the agent makes of vsched is made here. One REQ/REP exchange per request, bounded by
+ * vsched_timeout. A REQ socket that timed out is stuck in its send/receive state machine,
+ * so it is closed and made again ("lazy pirate"); the next call reconnects.
+ *
+ * The controller's epoch is kept here too: remembered when it arrives, given to vsched at
+ * once, again when vsched answers after not answering (a restarted vsched) and every
+ * AGENT_EPOCH_REASSERT (vsched ignores the same epoch), and every second while it was not
+ * given. Never blocks longer than one request.
  */
 #include "agent.h"
 
@@ -158,7 +164,34 @@ int vsc_del(struct vsc *v, pid_t pid, char *why, size_t whylen)
 	return call_simple(v, &req, why, whylen);
 }
 
-int vsc_epoch(struct vsc *v, uint64_t realtime_ns, char *why, size_t whylen)
+int vsc_add(struct vsc *v, pid_t pid, const struct vsp_resv *resv, uint8_t park, char *why,
+            size_t whylen)
+{
+	struct vsp_request req;
+
+	memset(&req, 0, sizeof(req));
+	req.type = VSP_ADD;
+	req.pid = pid;
+	req.cpu = -1;
+	req.park = park;
+	req.resv = *resv;
+	return call_simple(v, &req, why, whylen);
+}
+
+int vsc_list(struct vsc *v, struct vsp_reply *rep, char *why, size_t whylen)
+{
+	struct vsp_request req;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	req.type = VSP_LIST;
+	rc = vsc_call(v, &req, rep);
+	if (rc != 0)
+		say_failure(rc, rep, why, whylen);
+	return rc;
+}
+
+static int epoch_request(struct vsc *v, uint64_t realtime_ns, char *why, size_t whylen)
 {
 	struct vsp_request req;
 
@@ -166,4 +199,46 @@ int vsc_epoch(struct vsc *v, uint64_t realtime_ns, char *why, size_t whylen)
 	req.type = VSP_EPOCH;
 	req.epoch_realtime_ns = realtime_ns;
 	return call_simple(v, &req, why, whylen);
+}
+
+void vsc_epoch_set(struct agent *a, uint64_t realtime_ns)
+{
+	a->cnt.epochs++;
+	if (realtime_ns == a->epoch_ns && !a->epoch_pending) {
+		log_debug("controller: epoch %llu ns again", (unsigned long long)realtime_ns);
+		return;
+	}
+	a->epoch_ns = realtime_ns;
+	a->epoch_pending = true;
+	a->epoch_next = 0;
+	log_info("controller: epoch %llu ns (CLOCK_REALTIME)", (unsigned long long)realtime_ns);
+	vsc_epoch_tick(a, mono_now());
+}
+
+void vsc_epoch_tick(struct agent *a, mono_ns now)
+{
+	char why[300];
+	int rc;
+
+	if (a->epoch_ns == 0)
+		return;
+	if (!a->vs.fresh && mono_before(now, a->epoch_next))
+		return;
+	a->vs.fresh = false;
+	rc = epoch_request(&a->vs, a->epoch_ns, why, sizeof(why));
+	/* again after a second while not given, then every re-assertion */
+	a->epoch_next = now + (rc != 0 && a->epoch_pending ? NSEC_PER_SEC : AGENT_EPOCH_REASSERT);
+	if (rc != 0) {
+		if (a->epoch_pending && a->cnt.epochs_applied == 0)
+			log_warnx("epoch %llu ns not given to vsched: %s",
+			          (unsigned long long)a->epoch_ns, why);
+		else
+			log_debug("epoch not given to vsched: %s", why);
+		a->cnt.vsched_errors++;
+		return;
+	}
+	if (a->epoch_pending)
+		log_info("epoch %llu ns given to vsched", (unsigned long long)a->epoch_ns);
+	a->epoch_pending = false;
+	a->cnt.epochs_applied++;
 }

@@ -72,6 +72,7 @@
 #include <zmq.h>
 
 #include "duration.h"
+#include "procfs.h"
 #include "proto_admin.h"
 #include "proto_ctl.h"
 #include "sim.h"
@@ -273,32 +274,11 @@ static void sched_sample(int k)
 
 static int proc_cpu(int pid, double *sec)
 {
-	char path[64], buf[1024];
-	FILE *f;
-	size_t n;
-	char *p, *save = NULL;
-	unsigned long long ut = 0, st = 0;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f == NULL)
+	if (procfs_stat(pid, 0, &st) != 0)
 		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p == NULL)
-		return -1;
-	/* fields from 3 (state) on; utime is field 14, stime 15 */
-	p = strtok_r(p + 1, " ", &save);
-	for (int field = 3; p != NULL && field <= 15; field++) {
-		if (field == 14)
-			ut = strtoull(p, NULL, 10);
-		if (field == 15)
-			st = strtoull(p, NULL, 10);
-		p = strtok_r(NULL, " ", &save);
-	}
-	*sec = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	*sec = (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "duration.h"
 #include "timeutil.h"
 #include "vschedctl.h"
+#include "zreq.h"
 
 #define LIST_TIMEOUT_MS   3000
 #define CHANGE_TIMEOUT_MS 10000 /* the controller answers after every node acknowledged */
@@ -46,88 +47,38 @@ int ctladmin_request(const char *endpoint, const struct padm_request *q, struct 
                      int timeout_ms, int quiet)
 {
 	uint8_t buf[PADM_MAX_REQUEST];
-	int64_t maxmsg = MAX_REPLY;
-	int linger = 0, len, rc, ret = CTL_EXIT_FAIL;
 	char why[256] = "";
-	void *ctx, *sock;
-	zmq_pollitem_t item;
 	zmq_msg_t msg;
+	int len, rc;
 
 	memset(rep, 0, sizeof(*rep));
-	/* an ipc endpoint whose socket file is missing: no controller there, say so at once */
-	if (strncmp(endpoint, "ipc://", 6) == 0 && endpoint[6] != '@' &&
-	    access(endpoint + 6, F_OK) != 0) {
-		if (!quiet)
-			fprintf(stderr,
-			        "vschedctl: no answer from %s (is vsched-controller "
-			        "running?)\n",
-			        endpoint);
-		return CTL_EXIT_NOANSWER;
-	}
 	len = padm_encode_request(q, buf, sizeof(buf));
 	if (len < 0) {
 		fprintf(stderr, "vschedctl: cannot encode the request: %s\n", strerror(-len));
 		return CTL_EXIT_FAIL;
 	}
-	ctx = zmq_ctx_new();
-	if (ctx == NULL) {
-		fprintf(stderr, "vschedctl: zmq_ctx_new: %s\n", zmq_strerror(zmq_errno()));
-		return CTL_EXIT_FAIL;
-	}
-	sock = zmq_socket(ctx, ZMQ_REQ);
-	if (sock == NULL || zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof(linger)) != 0 ||
-	    zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) != 0) {
-		fprintf(stderr, "vschedctl: zmq socket: %s\n", zmq_strerror(zmq_errno()));
-		goto out;
-	}
-	if (zmq_connect(sock, endpoint) != 0) {
-		fprintf(stderr, "vschedctl: cannot connect to %s: %s\n", endpoint,
-		        zmq_strerror(zmq_errno()));
-		ret = CTL_EXIT_USAGE;
-		goto out;
-	}
-	/* REQ queues the request until connected; the poll below bounds the whole exchange */
-	if (zmq_send(sock, buf, (size_t)len, ZMQ_DONTWAIT) != len) {
-		if (!quiet)
+	rc = zreq_exchange(endpoint, buf, (size_t)len, timeout_ms, MAX_REPLY, &msg, why,
+	                   sizeof(why));
+	if (rc == ZREQ_NOANSWER) {
+		if (!quiet && why[0] == '\0')
 			fprintf(stderr,
-			        "vschedctl: no answer from %s (is vsched-controller "
-			        "running?)\n",
+			        "vschedctl: no answer from %s (is vsched-controller running?)\n",
 			        endpoint);
-		ret = CTL_EXIT_NOANSWER;
-		goto out;
+		else if (!quiet)
+			fprintf(stderr, "vschedctl: %s\n", why);
+		return CTL_EXIT_NOANSWER;
 	}
-	item = (zmq_pollitem_t){.socket = sock, .events = ZMQ_POLLIN};
-	do
-		rc = zmq_poll(&item, 1, timeout_ms);
-	while (rc < 0 && zmq_errno() == EINTR);
-	if (rc <= 0) {
-		if (!quiet)
-			fprintf(stderr,
-			        "vschedctl: no answer from %s (is vsched-controller "
-			        "running?)\n",
-			        endpoint);
-		ret = CTL_EXIT_NOANSWER;
-		goto out;
-	}
-	zmq_msg_init(&msg);
-	if (zmq_msg_recv(&msg, sock, ZMQ_DONTWAIT) < 0) {
-		zmq_msg_close(&msg);
-		fprintf(stderr, "vschedctl: %s: %s\n", endpoint, zmq_strerror(zmq_errno()));
-		ret = CTL_EXIT_NOANSWER;
-		goto out;
+	if (rc != ZREQ_OK) {
+		fprintf(stderr, "vschedctl: %s\n", why);
+		return rc == ZREQ_BADENDPOINT ? CTL_EXIT_USAGE : CTL_EXIT_FAIL;
 	}
 	rc = padm_decode_reply(zmq_msg_data(&msg), zmq_msg_size(&msg), rep, why, sizeof(why));
 	zmq_msg_close(&msg);
 	if (rc != 0) {
 		fprintf(stderr, "vschedctl: bad reply from %s: %s\n", endpoint, why);
-		goto out;
+		return CTL_EXIT_FAIL;
 	}
-	ret = 0;
-out:
-	if (sock != NULL)
-		zmq_close(sock);
-	zmq_ctx_term(ctx);
-	return ret;
+	return 0;
 }
 
 /*
@@ -158,7 +109,7 @@ static int exchange(const char *endpoint, const char *what, const struct padm_re
 
 static void job_name_arg(const char *cmd, const char *s, char *out)
 {
-	if (!padm_name_ok(s))
+	if (!text_name_ok(s))
 		args_fail(cmd, "JOB '%s': must be 1..%d printable characters without blanks", s,
 		          PADM_NAME_MAX);
 	snprintf(out, PADM_NAME_MAX + 1, "%s", s);

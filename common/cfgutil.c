@@ -20,20 +20,7 @@
 #include <string.h>
 
 #include "duration.h"
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why == NULL || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
+#include "text.h"
 
 int cfg_load(config_t *cfg, const char *path, char *why, size_t whylen)
 {
@@ -43,15 +30,15 @@ int cfg_load(config_t *cfg, const char *path, char *why, size_t whylen)
 	config_init(cfg);
 	f = fopen(path, "r");
 	if (f == NULL) {
-		set_why(why, whylen, "%s: %s", path, strerror(errno));
+		text_fmt(why, whylen, "%s: %s", path, strerror(errno));
 		config_destroy(cfg);
 		return -1;
 	}
 	ok = config_read(cfg, f);
 	fclose(f);
 	if (ok != CONFIG_TRUE) {
-		set_why(why, whylen, "%s:%d: %s", path, config_error_line(cfg),
-		        config_error_text(cfg) ? config_error_text(cfg) : "parse error");
+		text_fmt(why, whylen, "%s:%d: %s", path, config_error_line(cfg),
+		         config_error_text(cfg) ? config_error_text(cfg) : "parse error");
 		config_destroy(cfg);
 		return -1;
 	}
@@ -88,27 +75,27 @@ int cfg_get_duration(const config_t *cfg, const char *key, uint64_t min, uint64_
 	if (s == NULL)
 		return 0;
 	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
-		set_why(why, whylen, "%s: must be a duration string with a unit, e.g. \"10ms\"",
-		        key);
+		text_fmt(why, whylen, "%s: must be a duration string with a unit, e.g. \"10ms\"",
+		         key);
 		return -1;
 	}
 	str = config_setting_get_string(s);
 	rc = duration_parse(str, &v);
 	if (rc == -ERANGE) {
-		set_why(why, whylen, "%s: \"%s\" is too large", key, str);
+		text_fmt(why, whylen, "%s: \"%s\" is too large", key, str);
 		return -1;
 	}
 	if (rc < 0) {
-		set_why(why, whylen,
-		        "%s: \"%s\" is not a duration (number and unit ns us ms s m h d, "
-		        "e.g. \"10ms\")",
-		        key, str);
+		text_fmt(why, whylen,
+		         "%s: \"%s\" is not a duration (number and unit ns us ms s m h d, "
+		         "e.g. \"10ms\")",
+		         key, str);
 		return -1;
 	}
 	if (v < min || v > max) {
-		set_why(why, whylen, "%s: must be between %s and %s", key,
-		        duration_format(min, bmin, sizeof(bmin)),
-		        duration_format(max, bmax, sizeof(bmax)));
+		text_fmt(why, whylen, "%s: must be between %s and %s", key,
+		         duration_format(min, bmin, sizeof(bmin)),
+		         duration_format(max, bmax, sizeof(bmax)));
 		return -1;
 	}
 	*out = v;
@@ -124,7 +111,7 @@ int cfg_get_double(const config_t *cfg, const char *key, double min, double max,
 	if (s == NULL)
 		return 0;
 	if (!is_number(s)) {
-		set_why(why, whylen, "%s: must be a number", key);
+		text_fmt(why, whylen, "%s: must be a number", key);
 		return -1;
 	}
 	if (config_setting_type(s) == CONFIG_TYPE_FLOAT)
@@ -132,7 +119,7 @@ int cfg_get_double(const config_t *cfg, const char *key, double min, double max,
 	else
 		v = (double)config_setting_get_int64(s);
 	if (isnan(v) || v < min || v > max) {
-		set_why(why, whylen, "%s: must be in [%g, %g]", key, min, max);
+		text_fmt(why, whylen, "%s: must be in [%g, %g]", key, min, max);
 		return -1;
 	}
 	*out = v;
@@ -148,12 +135,12 @@ int cfg_get_int(const config_t *cfg, const char *key, long long min, long long m
 	if (s == NULL)
 		return 0;
 	if (!is_integer(s)) {
-		set_why(why, whylen, "%s: must be an integer", key);
+		text_fmt(why, whylen, "%s: must be an integer", key);
 		return -1;
 	}
 	v = config_setting_get_int64(s);
 	if (v < min || v > max) {
-		set_why(why, whylen, "%s: must be in [%lld, %lld]", key, min, max);
+		text_fmt(why, whylen, "%s: must be in [%lld, %lld]", key, min, max);
 		return -1;
 	}
 	*out = v;
@@ -170,13 +157,13 @@ int cfg_get_string(const config_t *cfg, const char *key, char *out, size_t cap, 
 	if (s == NULL)
 		return 0;
 	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
-		set_why(why, whylen, "%s: must be a string", key);
+		text_fmt(why, whylen, "%s: must be a string", key);
 		return -1;
 	}
 	str = config_setting_get_string(s);
 	n = strlen(str);
 	if (cap == 0 || n >= cap) {
-		set_why(why, whylen, "%s: too long (at most %zu bytes)", key, cap ? cap - 1 : 0);
+		text_fmt(why, whylen, "%s: too long (at most %zu bytes)", key, cap ? cap - 1 : 0);
 		return -1;
 	}
 	memcpy(out, str, n + 1);
@@ -210,7 +197,7 @@ int cfg_get_enum(const config_t *cfg, const char *key, const char *const *choice
 			break;
 		used += (size_t)w;
 	}
-	set_why(why, whylen, "%s: must be one of %s", key, list);
+	text_fmt(why, whylen, "%s: must be one of %s", key, list);
 	return -1;
 }
 
@@ -228,7 +215,7 @@ int cfg_check_keys(const config_t *cfg, const char *const *known, char *why, siz
 			if (strcmp(name, known[k]) == 0)
 				found = true;
 		if (!found) {
-			set_why(why, whylen, "%s: unknown setting", name ? name : "(unnamed)");
+			text_fmt(why, whylen, "%s: unknown setting", name ? name : "(unnamed)");
 			return -1;
 		}
 	}

@@ -67,6 +67,17 @@ void log_warnx(const char *fmt, ...)
 	va_end(ap);
 }
 
+void log_warnx_limited(uint64_t *count, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (++*count > LOG_LIMIT_FIRST && *count % LOG_LIMIT_EVERY != 0)
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_WARNING, fmt, ap, NULL);
+	va_end(ap);
+}
+
 void log_info(const char *fmt, ...)
 {
 	va_list ap;

@@ -17,20 +17,9 @@
 
 #include "proto_vsched.h"
 #include "wire.h"
+#include "text.h"
 
 #define ERRNO_MAX 4095
-
-bool padm_name_ok(const char *s)
-{
-	size_t n = strnlen(s, PADM_NAME_MAX + 1);
-
-	if (n == 0 || n > PADM_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] > '~')
-			return false;
-	return true;
-}
 
 static bool reason_ok(const char *s, size_t n)
 {
@@ -139,7 +128,7 @@ static int request_body(const struct padm_request *q)
 	case PADM_JOB_SHOW:
 	case PADM_SET_RATE:
 	case PADM_JOB_SET:
-		if (!padm_name_ok(q->job))
+		if (!text_name_ok(q->job))
 			return -EINVAL;
 		if (q->type == PADM_JOB_SHOW)
 			return (int)(1 + n);
@@ -193,21 +182,21 @@ int padm_encode_request(const struct padm_request *q, uint8_t *buf, size_t cap)
 static int check_header(const uint8_t *buf, size_t len, uint8_t *type, char *why, size_t whylen)
 {
 	if (len < PADM_HDR) {
-		wire_why(why, whylen, "frame too short: %zu bytes, header needs %d", len, PADM_HDR);
+		text_fmt(why, whylen, "frame too short: %zu bytes, header needs %d", len, PADM_HDR);
 		return -EBADMSG;
 	}
 	if (buf[0] != PADM_MAGIC) {
-		wire_why(why, whylen, "bad magic 0x%02x (expected 0x%02x)", buf[0], PADM_MAGIC);
+		text_fmt(why, whylen, "bad magic 0x%02x (expected 0x%02x)", buf[0], PADM_MAGIC);
 		return -EBADMSG;
 	}
 	if (buf[1] != PADM_VERSION) {
-		wire_why(why, whylen,
+		text_fmt(why, whylen,
 		         "admin protocol version %u not supported (this is version %d)", buf[1],
 		         PADM_VERSION);
 		return -EPROTO;
 	}
 	if (buf[3] != 0) {
-		wire_why(why, whylen, "reserved header byte is 0x%02x, must be 0", buf[3]);
+		text_fmt(why, whylen, "reserved header byte is 0x%02x, must be 0", buf[3]);
 		return -EBADMSG;
 	}
 	*type = buf[2];
@@ -218,11 +207,11 @@ static int check_header(const uint8_t *buf, size_t len, uint8_t *type, char *why
 static int check_end(const struct rd *r, const char *what, char *why, size_t whylen)
 {
 	if (r->bad) {
-		wire_why(why, whylen, "%s: frame truncated", what);
+		text_fmt(why, whylen, "%s: frame truncated", what);
 		return -EBADMSG;
 	}
 	if (r->p != r->end) {
-		wire_why(why, whylen, "%s: %zu bytes of junk after the message", what,
+		text_fmt(why, whylen, "%s: %zu bytes of junk after the message", what,
 		         (size_t)(r->end - r->p));
 		return -EBADMSG;
 	}
@@ -238,7 +227,7 @@ int padm_decode_request(const uint8_t *buf, size_t len, struct padm_request *out
 	int rc;
 
 	if (len > PADM_MAX_REQUEST) {
-		wire_why(why, whylen, "request too long: %zu bytes (at most %d)", len,
+		text_fmt(why, whylen, "request too long: %zu bytes (at most %d)", len,
 		         PADM_MAX_REQUEST);
 		return -EBADMSG;
 	}
@@ -256,12 +245,12 @@ int padm_decode_request(const uint8_t *buf, size_t len, struct padm_request *out
 	case PADM_SET_RATE:
 	case PADM_JOB_SET:
 		if (!get_str(&r, q.job, PADM_NAME_MAX) && !r.bad) {
-			wire_why(why, whylen, "%s: job name too long or has a NUL byte",
+			text_fmt(why, whylen, "%s: job name too long or has a NUL byte",
 			         padm_type_name(type));
 			return -EBADMSG;
 		}
-		if (!r.bad && !padm_name_ok(q.job)) {
-			wire_why(why, whylen,
+		if (!r.bad && !text_name_ok(q.job)) {
+			text_fmt(why, whylen,
 			         "%s: job name must be 1..%d printable characters without blanks",
 			         padm_type_name(type), PADM_NAME_MAX);
 			return -EBADMSG;
@@ -281,7 +270,7 @@ int padm_decode_request(const uint8_t *buf, size_t len, struct padm_request *out
 		}
 		break;
 	default:
-		wire_why(why, whylen, "unknown request type 0x%02x", type);
+		text_fmt(why, whylen, "unknown request type 0x%02x", type);
 		return -EBADMSG;
 	}
 	rc = check_end(&r, padm_type_name(type), why, whylen);
@@ -289,18 +278,18 @@ int padm_decode_request(const uint8_t *buf, size_t len, struct padm_request *out
 		return rc;
 	if (type == PADM_JOB_SET) {
 		if (q.mask & ~PADM_SET_ALL) {
-			wire_why(why, whylen, "job_set: unknown field bits 0x%04x",
+			text_fmt(why, whylen, "job_set: unknown field bits 0x%04x",
 			         q.mask & ~PADM_SET_ALL);
 			return -EBADMSG;
 		}
 		if (q.algo > PADM_ALGO_MAX || q.agg > PADM_AGG_MAX) {
-			wire_why(why, whylen,
+			text_fmt(why, whylen,
 			         "job_set: algorithm %u or aggregation %u out of range", q.algo,
 			         q.agg);
 			return -EBADMSG;
 		}
 		if (!isfinite(q.r_max)) {
-			wire_why(why, whylen, "job_set: r_max is not a finite number");
+			text_fmt(why, whylen, "job_set: r_max is not a finite number");
 			return -EBADMSG;
 		}
 	}
@@ -317,7 +306,7 @@ static bool measure_ok(double d)
 
 static bool job_ok(const struct padm_job *j)
 {
-	return padm_name_ok(j->name) && j->state <= PADM_ST_MAX && j->algo <= PADM_ALGO_MAX &&
+	return text_name_ok(j->name) && j->state <= PADM_ST_MAX && j->algo <= PADM_ALGO_MAX &&
 	       j->agg <= PADM_AGG_MAX && (j->flags & ~PADM_JF_ALL) == 0 &&
 	       j->klass <= PADM_CLASS_MAX && measure_ok(j->current_pct) && measure_ok(j->err_pct) &&
 	       isfinite(j->r_max) && isfinite(j->eps_pct) &&
@@ -326,12 +315,12 @@ static bool job_ok(const struct padm_job *j)
 
 static bool node_ok(const struct padm_node *n)
 {
-	return padm_name_ok(n->name) && n->up <= 1 && isfinite(n->sum_u);
+	return text_name_ok(n->name) && n->up <= 1 && isfinite(n->sum_u);
 }
 
 static bool rank_ok(const struct padm_rank *k)
 {
-	return padm_name_ok(k->job) && padm_name_ok(k->node) && k->up <= 1 && measure_ok(k->rate);
+	return text_name_ok(k->job) && text_name_ok(k->node) && k->up <= 1 && measure_ok(k->rate);
 }
 
 static bool plan_ok(const struct padm_plan *p, uint16_t nslots)
@@ -360,7 +349,7 @@ static bool plan_ok(const struct padm_plan *p, uint16_t nslots)
 
 static bool slot_ok(const struct padm_slot *s, const struct padm_plan *p)
 {
-	return s->slot < p->slots && padm_name_ok(s->node) && padm_name_ok(s->job);
+	return s->slot < p->slots && text_name_ok(s->node) && text_name_ok(s->job);
 }
 
 int padm_reply_size(const struct padm_reply *r)
@@ -584,14 +573,14 @@ static int get_count(struct rd *r, size_t min_wire, size_t elem, uint16_t *n, vo
 	if (r->bad)
 		return 0; /* reported by check_end */
 	if (*n > PADM_MAX_RECORDS || (size_t)(r->end - r->p) / min_wire < *n) {
-		wire_why(why, whylen, "reply: %u %s records do not fit in the frame", *n, what);
+		text_fmt(why, whylen, "reply: %u %s records do not fit in the frame", *n, what);
 		return -EBADMSG;
 	}
 	if (*n == 0)
 		return 0;
 	*arr = calloc(*n, elem);
 	if (*arr == NULL) {
-		wire_why(why, whylen, "out of memory for %u %s records", *n, what);
+		text_fmt(why, whylen, "out of memory for %u %s records", *n, what);
 		return -ENOMEM;
 	}
 	return 0;
@@ -611,7 +600,7 @@ int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *out, ch
 	if (rc < 0)
 		return rc;
 	if (type != PADM_REPLY) {
-		wire_why(why, whylen, "expected a reply, got type 0x%02x", type);
+		text_fmt(why, whylen, "expected a reply, got type 0x%02x", type);
 		return -EBADMSG;
 	}
 	memset(&p, 0, sizeof(p));
@@ -649,7 +638,7 @@ int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *out, ch
 	p.plan.got = get_u32(&r);
 	p.plan.nwin = get_u8(&r);
 	if (p.plan.nwin > PADM_MAX_WINDOWS) {
-		wire_why(why, whylen, "reply: %u windows, at most %d", p.plan.nwin,
+		text_fmt(why, whylen, "reply: %u windows, at most %d", p.plan.nwin,
 		         PADM_MAX_WINDOWS);
 		rc = -EBADMSG;
 		goto fail;
@@ -676,42 +665,42 @@ int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *out, ch
 		goto fail;
 	rc = -EBADMSG;
 	if (!strs) {
-		wire_why(why, whylen, "reply: a string is too long or has a NUL byte");
+		text_fmt(why, whylen, "reply: a string is too long or has a NUL byte");
 		goto fail;
 	}
 	if (p.status > 0 || p.status < -ERRNO_MAX) {
-		wire_why(why, whylen, "reply status %d: must be 0 or -errno", (int)p.status);
+		text_fmt(why, whylen, "reply status %d: must be 0 or -errno", (int)p.status);
 		goto fail;
 	}
 	if (!reason_ok(p.reason, strlen(p.reason))) {
-		wire_why(why, whylen, "reply: reason has unprintable bytes");
+		text_fmt(why, whylen, "reply: reason has unprintable bytes");
 		goto fail;
 	}
 	for (uint16_t i = 0; i < p.njobs; i++) {
 		if (!job_ok(&p.jobs[i])) {
-			wire_why(why, whylen, "reply: job record %u is malformed", i);
+			text_fmt(why, whylen, "reply: job record %u is malformed", i);
 			goto fail;
 		}
 	}
 	for (uint16_t i = 0; i < p.nnodes; i++) {
 		if (!node_ok(&p.nodes[i])) {
-			wire_why(why, whylen, "reply: node record %u is malformed", i);
+			text_fmt(why, whylen, "reply: node record %u is malformed", i);
 			goto fail;
 		}
 	}
 	for (uint16_t i = 0; i < p.nranks; i++) {
 		if (!rank_ok(&p.ranks[i])) {
-			wire_why(why, whylen, "reply: rank record %u is malformed", i);
+			text_fmt(why, whylen, "reply: rank record %u is malformed", i);
 			goto fail;
 		}
 	}
 	if (!plan_ok(&p.plan, p.nslots)) {
-		wire_why(why, whylen, "reply: the plan is malformed (flags, slots or windows)");
+		text_fmt(why, whylen, "reply: the plan is malformed (flags, slots or windows)");
 		goto fail;
 	}
 	for (uint16_t i = 0; i < p.nslots; i++) {
 		if (!slot_ok(&p.slots[i], &p.plan)) {
-			wire_why(why, whylen, "reply: slot record %u is malformed", i);
+			text_fmt(why, whylen, "reply: slot record %u is malformed", i);
 			goto fail;
 		}
 	}

@@ -43,11 +43,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "text.h"
+
 #define PADM_MAGIC       'A'
-#define PADM_VERSION     2    /* 2: the plan of JOB_SHOW (coschedule mode) */
-#define PADM_NAME_MAX    63   /* job and node names, bytes (= PCTL_NAME_MAX) */
-#define PADM_REASON_MAX  200  /* reasons, bytes */
-#define PADM_MAX_RECORDS 8192 /* of each kind in a reply */
+#define PADM_VERSION     2             /* 2: the plan of JOB_SHOW (coschedule mode) */
+#define PADM_NAME_MAX    TEXT_NAME_MAX /* job and node names: text_name_ok() */
+#define PADM_REASON_MAX  200           /* reasons, bytes */
+#define PADM_MAX_RECORDS 8192          /* of each kind in a reply */
 #define PADM_HDR         4
 #define PADM_MAX_REQUEST 128 /* largest request frame */
 
@@ -241,8 +243,6 @@ int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *r, char
 /* Frees the record arrays and clears the counts. Accepts NULL. */
 void padm_reply_release(struct padm_reply *r);
 
-/* A name as the protocol accepts it: 1..PADM_NAME_MAX printable non-blank ASCII bytes. */
-bool padm_name_ok(const char *s);
 const char *padm_type_name(uint8_t type);
 /* "idle", "calibrating", "converging", "stable", "oscillating", "rejected", "?" */
 const char *padm_state_name(uint8_t state);

@@ -5,6 +5,7 @@
  */
 #include "proto_apprate.h"
 #include "wire.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -47,7 +48,7 @@ __attribute__((format(printf, 4, 5))) static int refuse(int err, char *why, size
 	va_list ap;
 
 	va_start(ap, fmt);
-	wire_vwhy(why, whylen, fmt, ap);
+	text_vfmt(why, whylen, fmt, ap);
 	va_end(ap);
 	return err;
 }

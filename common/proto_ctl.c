@@ -5,6 +5,7 @@
  */
 #include "proto_ctl.h"
 #include "wire.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -53,31 +54,6 @@ static bool get_str(struct wire_r *r, char *out, size_t max, bool name)
 }
 
 /* ---- helpers --------------------------------------------------------------------- */
-
-static void say(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
-bool pctl_name_ok(const char *s)
-{
-	size_t n = s ? strnlen(s, PCTL_NAME_MAX + 1) : 0;
-
-	if (n == 0 || n > PCTL_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= 0x20 || s[i] > 0x7e)
-			return false;
-	return true;
-}
 
 static bool reason_ok(const char *s)
 {
@@ -175,7 +151,7 @@ static int check_msg(const struct pctl_msg *m)
 {
 	switch (m->type) {
 	case PCTL_NODE_HELLO:
-		return pctl_name_ok(m->u.hello.node) ? 0 : -EINVAL;
+		return text_name_ok(m->u.hello.node) ? 0 : -EINVAL;
 	case PCTL_HELLO_ACK:
 		return reason_ok(m->u.hello_ack.reason) ? 0 : -EINVAL;
 	case PCTL_HEARTBEAT:
@@ -184,7 +160,7 @@ static int check_msg(const struct pctl_msg *m)
 	case PCTL_JOB_PROC:
 		if (m->u.proc.event != PCTL_PROC_JOINED && m->u.proc.event != PCTL_PROC_LEFT)
 			return -EINVAL;
-		return pctl_name_ok(m->u.proc.name) && m->u.proc.pid > 0 ? 0 : -EINVAL;
+		return text_name_ok(m->u.proc.name) && m->u.proc.pid > 0 ? 0 : -EINVAL;
 	case PCTL_BW:
 		if (m->u.bw.n > PCTL_MAX_ENTRIES || (m->u.bw.n && !m->u.bw.e) ||
 		    !src_ok(m->u.bw.node_src))
@@ -198,13 +174,13 @@ static int check_msg(const struct pctl_msg *m)
 			return -EINVAL;
 		return 0;
 	case PCTL_CONSTRAINT:
-		if (!pctl_name_ok(m->u.cons.job) || windows_ok(&m->u.cons, NULL, 0) != 0)
+		if (!text_name_ok(m->u.cons.job) || windows_ok(&m->u.cons, NULL, 0) != 0)
 			return -EINVAL;
 		return 0;
 	case PCTL_EPOCH:
 		return m->u.epoch.realtime_ns > 0 ? 0 : -EINVAL;
 	case PCTL_CONSTRAINT_ACK:
-		return pctl_name_ok(m->u.cack.job) && reason_ok(m->u.cack.reason) ? 0 : -EINVAL;
+		return text_name_ok(m->u.cack.job) && reason_ok(m->u.cack.reason) ? 0 : -EINVAL;
 	}
 	return -EINVAL;
 }
@@ -396,11 +372,11 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		h->net_capacity = wire_get_u64(r);
 		h->instance = wire_get_u64(r);
 		if (!get_str(r, h->node, PCTL_NAME_MAX, true)) {
-			say(why, whylen, "%s: bad node name", tn);
+			text_fmt(why, whylen, "%s: bad node name", tn);
 			return -EBADMSG;
 		}
 		if (!r->short_read && h->ncpus == 0) {
-			say(why, whylen, "%s: ncpus 0", tn);
+			text_fmt(why, whylen, "%s: ncpus 0", tn);
 			return -EBADMSG;
 		}
 		break;
@@ -411,7 +387,7 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		a->heartbeat_ms = wire_get_u32(r);
 		a->ctl_instance = wire_get_u64(r);
 		if (!get_str(r, a->reason, PCTL_REASON_MAX, false)) {
-			say(why, whylen, "%s: bad reason string", tn);
+			text_fmt(why, whylen, "%s: bad reason string", tn);
 			return -EBADMSG;
 		}
 		break;
@@ -428,17 +404,17 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		p->pid = (int32_t)wire_get_u32(r);
 		p->event = wire_get_u8(r);
 		if (!get_str(r, p->name, PCTL_NAME_MAX, true)) {
-			say(why, whylen, "%s: bad job name", tn);
+			text_fmt(why, whylen, "%s: bad job name", tn);
 			return -EBADMSG;
 		}
 		if (r->short_read)
 			break;
 		if (p->pid <= 0) {
-			say(why, whylen, "%s: pid %d", tn, (int)p->pid);
+			text_fmt(why, whylen, "%s: pid %d", tn, (int)p->pid);
 			return -EBADMSG;
 		}
 		if (p->event != PCTL_PROC_JOINED && p->event != PCTL_PROC_LEFT) {
-			say(why, whylen, "%s: unknown event %u", tn, p->event);
+			text_fmt(why, whylen, "%s: unknown event %u", tn, p->event);
 			return -EBADMSG;
 		}
 		break;
@@ -463,23 +439,24 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		if (r->short_read)
 			break;
 		if (b->n > PCTL_MAX_ENTRIES) {
-			say(why, whylen, "%s: %u entries > %d", tn, b->n, PCTL_MAX_ENTRIES);
+			text_fmt(why, whylen, "%s: %u entries > %d", tn, b->n, PCTL_MAX_ENTRIES);
 			return -EBADMSG;
 		}
 		if (r->len - r->off != (size_t)b->n * PCTL_BW_ENTRY_WIRE) {
-			say(why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu", tn,
+			text_fmt(
+			    why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu", tn,
 			    r->len - r->off < (size_t)b->n * PCTL_BW_ENTRY_WIRE ? "short" : "long",
 			    r->len - r->off, b->n, (size_t)b->n * PCTL_BW_ENTRY_WIRE);
 			return -EBADMSG;
 		}
 		if (!src_ok(b->node_src)) {
-			say(why, whylen, "%s: unknown source %u", tn, b->node_src);
+			text_fmt(why, whylen, "%s: unknown source %u", tn, b->node_src);
 			return -EBADMSG;
 		}
 		if (b->n) {
 			b->e = calloc(b->n, sizeof(*b->e));
 			if (!b->e) {
-				say(why, whylen, "%s: out of memory", tn);
+				text_fmt(why, whylen, "%s: out of memory", tn);
 				return -ENOMEM;
 			}
 		}
@@ -494,7 +471,7 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 			e->mem_src = wire_get_u8(r);
 			e->net_src = wire_get_u8(r);
 			if (!src_ok(e->mem_src) || !src_ok(e->net_src)) {
-				say(why, whylen, "%s: entry %u: unknown source", tn, i);
+				text_fmt(why, whylen, "%s: entry %u: unknown source", tn, i);
 				free(b->e);
 				b->e = NULL;
 				return -EBADMSG;
@@ -509,20 +486,21 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		if (r->short_read)
 			break;
 		if (s->n > PCTL_MAX_ENTRIES) {
-			say(why, whylen, "%s: %u entries > %d", tn, s->n, PCTL_MAX_ENTRIES);
+			text_fmt(why, whylen, "%s: %u entries > %d", tn, s->n, PCTL_MAX_ENTRIES);
 			return -EBADMSG;
 		}
 		if (r->len - r->off != (size_t)s->n * PCTL_STATS_ENTRY_WIRE) {
-			say(why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu", tn,
-			    r->len - r->off < (size_t)s->n * PCTL_STATS_ENTRY_WIRE ? "short"
-			                                                           : "long",
-			    r->len - r->off, s->n, (size_t)s->n * PCTL_STATS_ENTRY_WIRE);
+			text_fmt(why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu",
+			         tn,
+			         r->len - r->off < (size_t)s->n * PCTL_STATS_ENTRY_WIRE ? "short"
+			                                                                : "long",
+			         r->len - r->off, s->n, (size_t)s->n * PCTL_STATS_ENTRY_WIRE);
 			return -EBADMSG;
 		}
 		if (s->n) {
 			s->e = calloc(s->n, sizeof(*s->e));
 			if (!s->e) {
-				say(why, whylen, "%s: out of memory", tn);
+				text_fmt(why, whylen, "%s: out of memory", tn);
 				return -ENOMEM;
 			}
 		}
@@ -556,8 +534,8 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		if (r->short_read)
 			break;
 		if (c->nwin == 0 || c->nwin > PCTL_MAX_WINDOWS) {
-			say(why, whylen, "%s: %u windows, expected 1..%d", tn, c->nwin,
-			    PCTL_MAX_WINDOWS);
+			text_fmt(why, whylen, "%s: %u windows, expected 1..%d", tn, c->nwin,
+			         PCTL_MAX_WINDOWS);
 			return -EBADMSG;
 		}
 		for (unsigned i = 0; i < c->nwin; i++) {
@@ -567,14 +545,14 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 			c->win[i].phase = wire_get_u64(r);
 		}
 		if (!get_str(r, c->job, PCTL_NAME_MAX, true)) {
-			say(why, whylen, "%s: bad job name", tn);
+			text_fmt(why, whylen, "%s: bad job name", tn);
 			return -EBADMSG;
 		}
 		if (r->short_read)
 			break;
 		rwhy[0] = '\0';
 		if (windows_ok(c, rwhy, sizeof(rwhy)) != 0) {
-			say(why, whylen, "%s %s: %s", tn, c->job, rwhy);
+			text_fmt(why, whylen, "%s %s: %s", tn, c->job, rwhy);
 			return -EINVAL;
 		}
 		break;
@@ -584,11 +562,11 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 		a->gen = wire_get_u64(r);
 		a->status = (int32_t)wire_get_u32(r);
 		if (!get_str(r, a->job, PCTL_NAME_MAX, true)) {
-			say(why, whylen, "%s: bad job name", tn);
+			text_fmt(why, whylen, "%s: bad job name", tn);
 			return -EBADMSG;
 		}
 		if (!get_str(r, a->reason, PCTL_REASON_MAX, false)) {
-			say(why, whylen, "%s: bad reason string", tn);
+			text_fmt(why, whylen, "%s: bad reason string", tn);
 			return -EBADMSG;
 		}
 		break;
@@ -596,7 +574,7 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 	case PCTL_EPOCH:
 		m->u.epoch.realtime_ns = wire_get_u64(r);
 		if (!r->short_read && m->u.epoch.realtime_ns == 0) {
-			say(why, whylen, "%s: epoch 0", tn);
+			text_fmt(why, whylen, "%s: epoch 0", tn);
 			return -EINVAL;
 		}
 		break;
@@ -612,40 +590,40 @@ int pctl_decode(const uint8_t *buf, size_t len, struct pctl_msg *m, char *why, s
 
 	memset(m, 0, sizeof(*m));
 	if (len < PCTL_HDR) {
-		say(why, whylen, "short frame: %zu bytes", len);
+		text_fmt(why, whylen, "short frame: %zu bytes", len);
 		return -EBADMSG;
 	}
 	if (len > PCTL_MAX_FRAME) {
-		say(why, whylen, "frame of %zu bytes > %d", len, PCTL_MAX_FRAME);
+		text_fmt(why, whylen, "frame of %zu bytes > %d", len, PCTL_MAX_FRAME);
 		return -EBADMSG;
 	}
 	if (buf[0] != PCTL_MAGIC) {
-		say(why, whylen, "bad magic 0x%02x", buf[0]);
+		text_fmt(why, whylen, "bad magic 0x%02x", buf[0]);
 		return -EBADMSG;
 	}
 	if (buf[1] != PCTL_VERSION) {
-		say(why, whylen, "protocol version %u, expected %u", buf[1], PCTL_VERSION);
+		text_fmt(why, whylen, "protocol version %u, expected %u", buf[1], PCTL_VERSION);
 		return -EPROTO;
 	}
 	fixed = fixed_body(buf[2]);
 	if (fixed < 0) {
-		say(why, whylen, "unknown message type %u", buf[2]);
+		text_fmt(why, whylen, "unknown message type %u", buf[2]);
 		return -ENOMSG;
 	}
 	if (buf[3] != 0) {
-		say(why, whylen, "%s: reserved byte 0x%02x", pctl_type_name(buf[2]), buf[3]);
+		text_fmt(why, whylen, "%s: reserved byte 0x%02x", pctl_type_name(buf[2]), buf[3]);
 		return -EBADMSG;
 	}
 	if (len < PCTL_HDR + (size_t)fixed) {
-		say(why, whylen, "%s: short frame: %zu bytes, need at least %ld",
-		    pctl_type_name(buf[2]), len, PCTL_HDR + fixed);
+		text_fmt(why, whylen, "%s: short frame: %zu bytes, need at least %ld",
+		         pctl_type_name(buf[2]), len, PCTL_HDR + fixed);
 		return -EBADMSG;
 	}
 	m->type = buf[2];
 	rc = decode_body(&r, m, why, whylen);
 	if (rc == 0 && (r.short_read || r.off != len)) {
-		say(why, whylen, "%s: %s frame: %zu bytes", pctl_type_name(m->type),
-		    r.short_read ? "short" : "long", len);
+		text_fmt(why, whylen, "%s: %s frame: %zu bytes", pctl_type_name(m->type),
+		         r.short_read ? "short" : "long", len);
 		rc = -EBADMSG;
 	}
 	if (rc != 0) {

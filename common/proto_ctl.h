@@ -55,10 +55,11 @@
 #include <stdint.h>
 
 #include "proto_vsched.h"
+#include "text.h"
 
 #define PCTL_MAGIC            'C'
 #define PCTL_VERSION          2
-#define PCTL_NAME_MAX         63              /* node and job names, bytes */
+#define PCTL_NAME_MAX         TEXT_NAME_MAX   /* node and job names: text_name_ok() */
 #define PCTL_REASON_MAX       200             /* refusal reasons, bytes */
 #define PCTL_MAX_ENTRIES      1024            /* BW and TASK_STATS records per message */
 #define PCTL_MAX_WINDOWS      VSP_MAX_WINDOWS /* reservations in one CONSTRAINT */
@@ -234,8 +235,6 @@ void pctl_msg_release(struct pctl_msg *m);
 /* True for types the agent sends / the controller sends (HEARTBEAT: both). */
 bool pctl_from_agent(uint8_t type);
 bool pctl_from_controller(uint8_t type);
-/* A name as the protocol accepts it: 1..PCTL_NAME_MAX printable non-blank ASCII bytes. */
-bool pctl_name_ok(const char *s);
 /* "node_hello", ..., "unknown" */
 const char *pctl_type_name(uint8_t type);
 /* "none", "pmu", "resctrl", "sockdiag", "app", "procnetdev", "?" */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "text.h"
 
 #define HDR_LEN     4
 #define ADD_FIXED   12 /* pid, cpu, park, nwin, pad[2] */
@@ -204,20 +205,20 @@ int vsp_encode_reply(const struct vsp_reply *rep, uint8_t *buf, size_t cap)
 static int check_header(const uint8_t *buf, size_t len, uint8_t *type, char *why, size_t whylen)
 {
 	if (len < HDR_LEN) {
-		wire_why(why, whylen, "frame too short: %zu bytes, header needs %d", len, HDR_LEN);
+		text_fmt(why, whylen, "frame too short: %zu bytes, header needs %d", len, HDR_LEN);
 		return -EBADMSG;
 	}
 	if (buf[0] != VSP_MAGIC) {
-		wire_why(why, whylen, "bad magic 0x%02x (expected 0x%02x)", buf[0], VSP_MAGIC);
+		text_fmt(why, whylen, "bad magic 0x%02x (expected 0x%02x)", buf[0], VSP_MAGIC);
 		return -EBADMSG;
 	}
 	if (buf[1] != VSP_VERSION) {
-		wire_why(why, whylen, "protocol version %u not supported (this is version %d)",
+		text_fmt(why, whylen, "protocol version %u not supported (this is version %d)",
 		         buf[1], VSP_VERSION);
 		return -EPROTO;
 	}
 	if (buf[3] != 0) {
-		wire_why(why, whylen, "reserved header byte is 0x%02x, must be 0", buf[3]);
+		text_fmt(why, whylen, "reserved header byte is 0x%02x, must be 0", buf[3]);
 		return -EBADMSG;
 	}
 	*type = buf[2];
@@ -237,18 +238,18 @@ static int check_request(const struct vsp_request *q, char *why, size_t whylen)
 	if (q->type == VSP_LIST || q->type == VSP_EPOCH)
 		return 0;
 	if (q->pid <= 0) {
-		wire_why(why, whylen, "pid %d: must be > 0", (int)q->pid);
+		text_fmt(why, whylen, "pid %d: must be > 0", (int)q->pid);
 		return -EINVAL;
 	}
 	if (q->type == VSP_DEL)
 		return 0;
 	if (q->type == VSP_ADD && q->cpu < -1) {
-		wire_why(why, whylen, "cpu %d: must be >= 0, or -1 for the placement rule",
+		text_fmt(why, whylen, "cpu %d: must be >= 0, or -1 for the placement rule",
 		         (int)q->cpu);
 		return -EINVAL;
 	}
 	if (q->type == VSP_ADD && !park_valid(q->park) && q->park != VSP_PARK_DEFAULT) {
-		wire_why(why, whylen, "park %u: must be 0 (stop), 1 (idle) or 2 (default)",
+		text_fmt(why, whylen, "park %u: must be 0 (stop), 1 (idle) or 2 (default)",
 		         q->park);
 		return -EINVAL;
 	}
@@ -267,7 +268,7 @@ static int get_windows(struct wire_r *r, uint8_t type, struct vsp_request *q, ch
 	q->nwin = wire_get_u8(r);
 	for (int i = 0; i < (type == VSP_ADD ? 2 : 3); i++) {
 		if (wire_get_u8(r) != 0) {
-			wire_why(why, whylen, "%s request: padding must be 0", vsp_type_name(type));
+			text_fmt(why, whylen, "%s request: padding must be 0", vsp_type_name(type));
 			return -EBADMSG;
 		}
 	}
@@ -287,7 +288,7 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
 	int body, rc;
 
 	if (len > VSP_MAX_FRAME) {
-		wire_why(why, whylen, "frame too long: %zu bytes (at most %d)", len, VSP_MAX_FRAME);
+		text_fmt(why, whylen, "frame too long: %zu bytes (at most %d)", len, VSP_MAX_FRAME);
 		return -EBADMSG;
 	}
 	rc = check_header(buf, len, &type, why, whylen);
@@ -295,27 +296,27 @@ int vsp_decode_request(const uint8_t *buf, size_t len, struct vsp_request *req, 
 		return rc;
 	body = request_body_len(type, 1);
 	if (body < 0) {
-		wire_why(why, whylen, "unknown request type 0x%02x", type);
+		text_fmt(why, whylen, "unknown request type 0x%02x", type);
 		return -EBADMSG;
 	}
 	if (type == VSP_ADD || type == VSP_SET) {
 		/* nwin sits in the fixed part: the length follows from it */
 		size_t at = HDR_LEN + (type == VSP_ADD ? 9 : 4);
 		if (len < (size_t)HDR_LEN + (type == VSP_ADD ? ADD_FIXED : SET_FIXED)) {
-			wire_why(why, whylen, "%s request: %zu bytes, too short (at least %d)",
+			text_fmt(why, whylen, "%s request: %zu bytes, too short (at least %d)",
 			         vsp_type_name(type), len, HDR_LEN + body);
 			return -EBADMSG;
 		}
 		nwin = buf[at];
 		if (nwin < 1 || nwin > VSP_MAX_WINDOWS) {
-			wire_why(why, whylen, "%s request: %u windows, expected 1..%d",
+			text_fmt(why, whylen, "%s request: %u windows, expected 1..%d",
 			         vsp_type_name(type), nwin, VSP_MAX_WINDOWS);
 			return -EBADMSG;
 		}
 		body = request_body_len(type, nwin);
 	}
 	if (len != (size_t)(HDR_LEN + body)) {
-		wire_why(why, whylen, "%s request: %zu bytes, must be %d", vsp_type_name(type), len,
+		text_fmt(why, whylen, "%s request: %zu bytes, must be %d", vsp_type_name(type), len,
 		         HDR_LEN + body);
 		return -EBADMSG;
 	}
@@ -375,7 +376,7 @@ static void get_stat(struct wire_r *r, struct vsp_task_stat *t)
 static int check_stat(const struct vsp_task_stat *t, uint32_t i, char *why, size_t whylen)
 {
 	if (t->pid <= 0 || t->cpu < 0 || !park_valid(t->park)) {
-		wire_why(why, whylen, "reply task %u: bad pid %d, cpu %d or park %u", i,
+		text_fmt(why, whylen, "reply task %u: bad pid %d, cpu %d or park %u", i,
 		         (int)t->pid, (int)t->cpu, t->park);
 		return -EINVAL;
 	}
@@ -390,23 +391,23 @@ static int check_reply_layout(const uint8_t *buf, size_t len, uint16_t *msglen, 
 	size_t need;
 
 	if (len < HDR_LEN + REPLY_FIXED) {
-		wire_why(why, whylen, "reply too short: %zu bytes (at least %d)", len,
+		text_fmt(why, whylen, "reply too short: %zu bytes (at least %d)", len,
 		         HDR_LEN + REPLY_FIXED);
 		return -EBADMSG;
 	}
 	*msglen = wire_get_u16(&r);
 	if (*msglen > VSP_MSG_MAX) {
-		wire_why(why, whylen, "reply message length %u > %d", *msglen, VSP_MSG_MAX);
+		text_fmt(why, whylen, "reply message length %u > %d", *msglen, VSP_MSG_MAX);
 		return -EBADMSG;
 	}
 	if (len < (size_t)HDR_LEN + REPLY_FIXED + *msglen) {
-		wire_why(why, whylen, "reply truncated: %zu bytes", len);
+		text_fmt(why, whylen, "reply truncated: %zu bytes", len);
 		return -EBADMSG;
 	}
 	r.off += *msglen;
 	*ntasks = wire_get_u32(&r);
 	if (*ntasks > VSP_MAX_TASKS) {
-		wire_why(why, whylen, "reply lists %u tasks (at most %d)", *ntasks, VSP_MAX_TASKS);
+		text_fmt(why, whylen, "reply lists %u tasks (at most %d)", *ntasks, VSP_MAX_TASKS);
 		return -EBADMSG;
 	}
 	/* Records are VSP_STAT_WIRE bytes plus 32 per window beyond the first. */
@@ -415,20 +416,20 @@ static int check_reply_layout(const uint8_t *buf, size_t len, uint16_t *msglen, 
 		unsigned nwin;
 
 		if (len < need + VSP_STAT_WIRE) {
-			wire_why(why, whylen, "reply: %zu bytes, truncated in task %u of %u", len,
+			text_fmt(why, whylen, "reply: %zu bytes, truncated in task %u of %u", len,
 			         i + 1, *ntasks);
 			return -EBADMSG;
 		}
 		nwin = buf[need + VSP_STAT_WIRE - 1];
 		if (nwin < 1 || nwin > VSP_MAX_WINDOWS) {
-			wire_why(why, whylen, "reply task %u: %u windows, expected 1..%d", i + 1,
+			text_fmt(why, whylen, "reply task %u: %u windows, expected 1..%d", i + 1,
 			         nwin, VSP_MAX_WINDOWS);
 			return -EBADMSG;
 		}
 		need += VSP_STAT_WIRE + (size_t)(nwin - 1) * VSP_WIN_WIRE;
 	}
 	if (len != need) {
-		wire_why(why, whylen, "reply: %zu bytes, must be %zu for %u tasks", len, need,
+		text_fmt(why, whylen, "reply: %zu bytes, must be %zu for %u tasks", len, need,
 		         *ntasks);
 		return -EBADMSG;
 	}
@@ -451,7 +452,7 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 	if (rc < 0)
 		return rc;
 	if (type != VSP_REPLY) {
-		wire_why(why, whylen, "expected a reply, got type 0x%02x", type);
+		text_fmt(why, whylen, "expected a reply, got type 0x%02x", type);
 		return -EBADMSG;
 	}
 	rc = check_reply_layout(buf, len, &msglen, &ntasks, why, whylen);
@@ -459,12 +460,12 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 		return rc;
 	status = wire_get_i32(&r);
 	if (status > 0 || status < -ERRNO_MAX) {
-		wire_why(why, whylen, "reply status %d: must be 0 or -errno", (int)status);
+		text_fmt(why, whylen, "reply status %d: must be 0 or -errno", (int)status);
 		return -EINVAL;
 	}
 	r.off += 2; /* msglen, already read */
 	if (memchr(r.p + r.off, '\0', msglen) != NULL) {
-		wire_why(why, whylen, "reply message contains a NUL byte");
+		text_fmt(why, whylen, "reply message contains a NUL byte");
 		return -EBADMSG;
 	}
 	msg = r.p + r.off;
@@ -472,7 +473,7 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 	if (ntasks > 0) {
 		tasks = calloc(ntasks, sizeof(*tasks));
 		if (tasks == NULL) {
-			wire_why(why, whylen, "out of memory for %u tasks", ntasks);
+			text_fmt(why, whylen, "out of memory for %u tasks", ntasks);
 			return -ENOMEM;
 		}
 	}
@@ -497,32 +498,32 @@ int vsp_check_resv(const struct vsp_resv *r, char *why, size_t whylen)
 	char a[32], b[32];
 
 	if (r->period == 0) {
-		wire_why(why, whylen, "period must be > 0");
+		text_fmt(why, whylen, "period must be > 0");
 		return -EINVAL;
 	}
 	if (r->period > VSP_PERIOD_MAX) {
-		wire_why(why, whylen, "period %s > %s", duration_format(r->period, a, sizeof(a)),
+		text_fmt(why, whylen, "period %s > %s", duration_format(r->period, a, sizeof(a)),
 		         duration_format(VSP_PERIOD_MAX, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (r->slice == 0) {
-		wire_why(why, whylen, "slice must be > 0");
+		text_fmt(why, whylen, "slice must be > 0");
 		return -EINVAL;
 	}
 	if (r->slice > r->deadline) {
-		wire_why(why, whylen, "slice %s > deadline %s",
+		text_fmt(why, whylen, "slice %s > deadline %s",
 		         duration_format(r->slice, a, sizeof(a)),
 		         duration_format(r->deadline, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (r->deadline > r->period) {
-		wire_why(why, whylen, "deadline %s > period %s",
+		text_fmt(why, whylen, "deadline %s > period %s",
 		         duration_format(r->deadline, a, sizeof(a)),
 		         duration_format(r->period, b, sizeof(b)));
 		return -EINVAL;
 	}
 	if (r->phase >= r->period) {
-		wire_why(why, whylen, "phase %s >= period %s",
+		text_fmt(why, whylen, "phase %s >= period %s",
 		         duration_format(r->phase, a, sizeof(a)),
 		         duration_format(r->period, b, sizeof(b)));
 		return -EINVAL;
@@ -535,15 +536,15 @@ int vsp_check_windows(const struct vsp_resv *w, unsigned n, char *why, size_t wh
 	char a[32], b[32], rwhy[160];
 
 	if (n == 0 || n > VSP_MAX_WINDOWS) {
-		wire_why(why, whylen, "%u windows, expected 1..%d", n, VSP_MAX_WINDOWS);
+		text_fmt(why, whylen, "%u windows, expected 1..%d", n, VSP_MAX_WINDOWS);
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		if (vsp_check_resv(&w[i], rwhy, sizeof(rwhy)) != 0) {
 			if (n == 1)
-				wire_why(why, whylen, "%s", rwhy);
+				text_fmt(why, whylen, "%s", rwhy);
 			else
-				wire_why(why, whylen, "window %u: %s", i + 1, rwhy);
+				text_fmt(why, whylen, "window %u: %s", i + 1, rwhy);
 			return -EINVAL;
 		}
 	}
@@ -551,19 +552,19 @@ int vsp_check_windows(const struct vsp_resv *w, unsigned n, char *why, size_t wh
 		return 0;
 	for (unsigned i = 0; i < n; i++) {
 		if (w[i].period != w[0].period) {
-			wire_why(why, whylen, "window %u: period %s, window 1 has %s", i + 1,
+			text_fmt(why, whylen, "window %u: period %s, window 1 has %s", i + 1,
 			         duration_format(w[i].period, a, sizeof(a)),
 			         duration_format(w[0].period, b, sizeof(b)));
 			return -EINVAL;
 		}
 		if (w[i].phase + w[i].deadline > w[i].period) {
-			wire_why(why, whylen, "window %u: phase + deadline %s > period %s", i + 1,
+			text_fmt(why, whylen, "window %u: phase + deadline %s > period %s", i + 1,
 			         duration_format(w[i].phase + w[i].deadline, a, sizeof(a)),
 			         duration_format(w[i].period, b, sizeof(b)));
 			return -EINVAL;
 		}
 		if (i > 0 && w[i - 1].phase + w[i - 1].deadline > w[i].phase) {
-			wire_why(why, whylen,
+			text_fmt(why, whylen,
 			         "window %u (phase %s) overlaps window %u or is out of order",
 			         i + 1, duration_format(w[i].phase, a, sizeof(a)), i);
 			return -EINVAL;

@@ -116,24 +116,4 @@ static inline void wire_get_bytes(struct wire_r *r, void *dst, size_t n)
 	r->off += n;
 }
 
-/* Writes a one-line reason into why (if given); always NUL-terminated. */
-static inline void wire_vwhy(char *why, size_t whylen, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-static inline void wire_vwhy(char *why, size_t whylen, const char *fmt, va_list ap)
-{
-	if (why != NULL && whylen > 0)
-		vsnprintf(why, whylen, fmt, ap);
-}
-
-static inline void wire_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static inline void wire_why(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	wire_vwhy(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 #endif

@@ -192,7 +192,7 @@ static int load_job(const config_setting_t *g, struct state_job *j, char *why, s
 		snprintf(why, whylen, "not a group");
 		return -1;
 	}
-	if (!config_setting_lookup_string(g, "name", &s) || !padm_name_ok(s)) {
+	if (!config_setting_lookup_string(g, "name", &s) || !text_name_ok(s)) {
 		snprintf(why, whylen, "name: missing or not a job name");
 		return -1;
 	}

@@ -463,9 +463,9 @@ static void test_names(void **state)
 	uint8_t v;
 	(void)state;
 
-	assert_true(padm_name_ok("a"));
-	assert_false(padm_name_ok(""));
-	assert_false(padm_name_ok("tab\there"));
+	assert_true(text_name_ok("a"));
+	assert_false(text_name_ok(""));
+	assert_false(text_name_ok("tab\there"));
 	assert_string_equal(padm_state_name(PADM_ST_OSCILLATING), "oscillating");
 	assert_string_equal(padm_state_name(77), "?");
 	assert_string_equal(padm_type_name(PADM_SET_RATE), "set_rate");

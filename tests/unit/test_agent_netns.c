@@ -40,6 +40,7 @@
 #include <cmocka.h>
 
 #include "agent.h"
+#include "procfs.h"
 #include "log.h"
 
 /* ---- injected probes ------------------------------------------------------------------ */
@@ -321,9 +322,11 @@ static void test_sampler_source_none(void **state)
 	assert_int_equal(snet_ns_init(&a.netns, &fake_ops, 5), 0);
 	fprocs[0] = (struct fake_proc){own, OWN_NS};
 	fprocs[1] = (struct fake_proc){far, REFUSED_NS};
-	iown = registry_add_proc(&a, "jobN", 0, own, registry_starttime(own), why, sizeof(why));
-	ifar = registry_add_proc(&a, "jobN", 1, far, registry_starttime(far), why, sizeof(why));
+	iown = registry_add_proc(&a, "jobN", 0, own, procfs_starttime(own), why, sizeof(why));
+	ifar = registry_add_proc(&a, "jobN", 1, far, procfs_starttime(far), why, sizeof(why));
 	assert_true(iown >= 0 && ifar >= 0);
+	sampler_attach(&a, iown); /* as the relay does on REGISTER */
+	sampler_attach(&a, ifar);
 	for (int round = 0; round < 3; round++)
 		sampler_round(&a);
 	assert_int_equal(a.procs[iown].net_src, PCTL_SRC_SOCKDIAG);
@@ -349,6 +352,7 @@ static void test_sampler_source_none(void **state)
 	kill(far, SIGKILL);
 	waitpid(own, NULL, 0);
 	waitpid(far, NULL, 0);
+	sampler_release_all(&a);
 	registry_free(&a);
 	snet_ns_free(&a.netns);
 }

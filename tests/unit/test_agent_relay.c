@@ -5,10 +5,11 @@
  * handle was never registered, a rank that does not match, a CONSTRAINT for an unknown job
  * or an older generation — each refused and counted. Plus the all-or-nothing rule of
  * CONSTRAINT against a fake vsched that refuses the second process: the first is put back.
- * And the life of handles (registry_reap): a process that exits keeps its handles until they
- * have been silent for AGENT_STALE_INTERVALS report intervals, so that its last REPORT, still
- * queued when the pid disappears, is relayed; then it is forgotten. A closing handle of a live
- * process expires after the same silence; a live one (a stalled application) never does.
+ * And the life of handles (registry_reap, which returns what it forgot): a process that exits keeps
+ * its handles until they have been silent for AGENT_STALE_INTERVALS report intervals, so that its
+ * last REPORT, still queued when the pid disappears, is relayed; then it is forgotten. A closing
+ * handle of a live process expires after the same silence; a live one (a stalled application) never
+ * does.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -62,8 +63,29 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	sampler_release_all(&a);
 	registry_free(&a);
 	return 0;
+}
+
+/* registry_reap as the sampling round calls it: what it forgot is told and released. */
+static struct agent_gone gone[16];
+static int reap(mono_ns now)
+{
+	int n = registry_reap(&a, now, gone);
+
+	for (int i = 0; i < n; i++)
+		sampler_forget(&a, &gone[i]);
+	return n;
+}
+
+/* Forgets process p as the relay does when its pid was reused. */
+static void drop(int p)
+{
+	struct agent_gone g;
+
+	registry_drop_proc(&a, p, &g);
+	sampler_forget(&a, &g);
 }
 
 static int reg(uint32_t handle, const char *job, uint32_t rank, pid_t pid, long peer_pid,
@@ -387,8 +409,8 @@ static void test_constraint_all_or_nothing(void **state)
 	pthread_join(th, NULL);
 	vsc_close(&a.vs);
 	zmq_ctx_term(f.ctx);
-	registry_drop_proc(&a, p1);
-	registry_drop_proc(&a, p2);
+	drop(p1);
+	drop(p2);
 }
 
 /* A co-scheduling CONSTRAINT: two windows, applied to every process as one ADD/SET each. */
@@ -452,18 +474,18 @@ static void test_constraint_windows(void **state)
 	/* EPOCH: given to vsched at once, then not again before the re-assertion time */
 	f.n = 0;
 	a.epoch_ns = 0;
-	cons_set_epoch(&a, 1700000000000000000ULL);
+	vsc_epoch_set(&a, 1700000000000000000ULL);
 	assert_int_equal(f.n, 1);
 	assert_int_equal(f.type[0], VSP_EPOCH);
 	assert_true(f.epoch[0] == 1700000000000000000ULL);
 	assert_false(a.epoch_pending);
-	cons_epoch_tick(&a, mono_now());
+	vsc_epoch_tick(&a, mono_now());
 	assert_int_equal(f.n, 1);
 	/* due again after AGENT_EPOCH_REASSERT, or when vsched answers after not answering */
-	cons_epoch_tick(&a, mono_now() + AGENT_EPOCH_REASSERT + 1);
+	vsc_epoch_tick(&a, mono_now() + AGENT_EPOCH_REASSERT + 1);
 	assert_int_equal(f.n, 2);
 	a.vs.fresh = true;
-	cons_epoch_tick(&a, mono_now());
+	vsc_epoch_tick(&a, mono_now());
 	assert_int_equal(f.n, 3);
 	assert_int_equal(f.type[2], VSP_EPOCH);
 	a.epoch_ns = 0;
@@ -471,8 +493,8 @@ static void test_constraint_windows(void **state)
 	pthread_join(th, NULL);
 	vsc_close(&a.vs);
 	zmq_ctx_term(f.ctx);
-	registry_drop_proc(&a, p1);
-	registry_drop_proc(&a, p2);
+	drop(p1);
+	drop(p2);
 }
 
 /* Reports every 100 ms: stale after 4 x 100 ms of silence. */
@@ -506,7 +528,7 @@ static void test_reap_exited_and_stale(void **state)
 	assert_int_equal(report(0x51, 1, 0, 7), 0);
 	/* Alive: not reaped even long after (a stalled application keeps its handle). Other
 	 * tests' fake pids are reaped here. */
-	registry_reap(&a, mono_now() + 3600 * NSEC_PER_SEC);
+	reap(mono_now() + 3600 * NSEC_PER_SEC);
 	assert_non_null(registry_find_handle(&a, 0x51));
 	assert_int_equal(registry_find_proc(&a, child), p);
 	assert_false(a.procs[p].exited);
@@ -515,7 +537,7 @@ static void test_reap_exited_and_stale(void **state)
 	kill(child, SIGKILL);
 	assert_int_equal(waitpid(child, &st, 0), child);
 	/* Gone: marked exited (no longer counted) but kept while its reports may be queued. */
-	assert_int_equal(registry_reap(&a, mono_now()), 0);
+	assert_int_equal(reap(mono_now()), 0);
 	assert_true(a.procs[p].exited);
 	assert_int_equal(registry_nprocs(&a), nlive - 1);
 	/* Its last report, read after the pid went away, is still relayed (dropped here only
@@ -527,10 +549,12 @@ static void test_reap_exited_and_stale(void **state)
 	assert_non_null(h);
 	t = h->last_seen;
 	/* Not yet: silent for less than 4 intervals. */
-	assert_int_equal(registry_reap(&a, t + STALE_NS - NSEC_PER_MSEC), 0);
+	assert_int_equal(reap(t + STALE_NS - NSEC_PER_MSEC), 0);
 	assert_int_equal(registry_find_proc(&a, child), p);
 	/* Silent for 4 intervals: forgotten, with its handle and its job. */
-	assert_int_equal(registry_reap(&a, t + STALE_NS), 1);
+	assert_int_equal(reap(t + STALE_NS), 1);
+	assert_int_equal(gone[0].proc.pid, child); /* what the controller is told left */
+	assert_string_equal(gone[0].job, "jobR");
 	assert_int_equal(registry_find_proc(&a, child), -1);
 	assert_null(registry_find_handle(&a, 0x51));
 	assert_int_equal(registry_find_job(&a, "jobR"), -1);
@@ -542,9 +566,9 @@ static void test_reap_exited_and_stale(void **state)
 	assert_int_equal(reg(0x53, "jobA", 3, getpid(), getpid(), 1000), 0);
 	assert_int_equal(report_final(0x52, 3, 0, 5), 0);
 	t = registry_find_handle(&a, 0x52)->last_seen;
-	assert_int_equal(registry_reap(&a, t + STALE_NS - NSEC_PER_MSEC), 0);
+	assert_int_equal(reap(t + STALE_NS - NSEC_PER_MSEC), 0);
 	assert_non_null(registry_find_handle(&a, 0x52));
-	assert_int_equal(registry_reap(&a, t + STALE_NS), 0);
+	assert_int_equal(reap(t + STALE_NS), 0);
 	assert_null(registry_find_handle(&a, 0x52));
 	assert_non_null(registry_find_handle(&a, 0x53));
 	assert_true(registry_find_proc(&a, getpid()) >= 0);

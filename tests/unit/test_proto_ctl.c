@@ -514,12 +514,12 @@ static void test_encode_limits(void **state)
 static void test_names_and_directions(void **state)
 {
 	(void)state;
-	assert_true(pctl_name_ok("a"));
-	assert_false(pctl_name_ok(""));
-	assert_false(pctl_name_ok("a b"));
-	assert_false(pctl_name_ok("a\tb"));
+	assert_true(text_name_ok("a"));
+	assert_false(text_name_ok(""));
+	assert_false(text_name_ok("a b"));
+	assert_false(text_name_ok("a\tb"));
 	assert_false(
-	    pctl_name_ok("0123456789012345678901234567890123456789012345678901234567890123"));
+	    text_name_ok("0123456789012345678901234567890123456789012345678901234567890123"));
 	assert_true(pctl_from_agent(PCTL_RATE));
 	assert_false(pctl_from_agent(PCTL_CONSTRAINT));
 	assert_true(pctl_from_controller(PCTL_CONSTRAINT));
