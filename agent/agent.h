@@ -303,6 +303,9 @@ int agent_config_load(const char *path, struct agent_config *cfg, char *why, siz
 int agent_config_check(const struct agent_config *cfg, char *why, size_t whylen);
 /* Prints cfg normalised, in libconfig syntax (vsched-agent -n). */
 void agent_config_print(FILE *f, const struct agent_config *cfg);
+/* One line per key (name, type, default, range, description): vsched-agent --config-keys,
+ * the source of the configuration's man page. */
+void agent_config_keys(FILE *f);
 
 /* bwavg.c — pure */
 void bwavg_init(struct bwavg *b, unsigned w);

@@ -1,69 +1,107 @@
 /*
- * vsched-agent configuration: defaults, loading (libconfig through cfgutil, every key
- * checked with its name in the error), normalised printing for -n.
+ * vsched-agent configuration (configs/agent.conf, libconfig syntax). One key table (keys[]
+ * below: name, type, default, range, description) drives the defaults, the parse, the
+ * normalised print of -n and --config-keys (common/cfgutil.h); agent_config_check() checks
+ * what the command line may also set, and what involves several keys.
  */
 #include "agent.h"
 
-#include <errno.h>
-#include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cfgutil.h"
-#include "duration.h"
 #include "text.h"
 
-static const char *const known_keys[] = {
-    "node_name",
-    "controller",
-    "app_endpoint",
-    "app_endpoint_mode",
-    "vsched_endpoint",
-    "heartbeat",
-    "controller_timeout",
-    "vsched_timeout",
-    "sample_interval",
-    "sample_windows",
-    "stats_interval",
-    "log_stats_interval",
-    "ncpus",
-    "mem_capacity_mbs",
-    "net_capacity_mbs",
-    "provisional_period",
-    "provisional_slice",
-    "park",
-    "max_procs",
-    "resctrl_root",
-    NULL,
-};
+#define MS  (1e6)
+#define SEC (1e9)
 
-static const char *const park_names[] = {"stop", "idle", NULL};
+static const char *const park_names[] = {"stop", "idle", NULL}; /* enum vsp_park */
 
-void agent_config_defaults(struct agent_config *cfg)
+static void default_node(void *c)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	struct agent_config *cfg = c;
 
-	memset(cfg, 0, sizeof(*cfg));
 	if (gethostname(cfg->node, sizeof(cfg->node)) != 0 || !text_name_ok(cfg->node))
 		snprintf(cfg->node, sizeof(cfg->node), "node");
 	cfg->node[PCTL_NAME_MAX] = '\0';
-	snprintf(cfg->controller, sizeof(cfg->controller), "tcp://127.0.0.1:7710");
-	snprintf(cfg->app_endpoint, sizeof(cfg->app_endpoint), "ipc:///run/vsched/agent.sock");
-	cfg->app_endpoint_mode = 0666;
-	snprintf(cfg->vsched_endpoint, sizeof(cfg->vsched_endpoint), "ipc:///run/vsched/api.sock");
-	cfg->heartbeat = 1 * NSEC_PER_SEC;
-	cfg->controller_timeout = 3 * NSEC_PER_SEC;
-	cfg->vsched_timeout = 1 * NSEC_PER_SEC;
-	cfg->sample_interval = 500 * NSEC_PER_MSEC;
-	cfg->windows = 2;
-	cfg->stats_interval = 2 * NSEC_PER_SEC;
-	cfg->log_stats_interval = 60 * NSEC_PER_SEC;
-	cfg->ncpus = n > 0 ? (int)n : 1;
-	cfg->provisional.period = 0;
-	cfg->park = VSP_PARK_STOP;
-	cfg->max_procs = 1024;
-	snprintf(cfg->resctrl_root, sizeof(cfg->resctrl_root), "/sys/fs/resctrl");
+}
+
+static void default_ncpus(void *c)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	((struct agent_config *)c)->ncpus = n > 0 ? (int)n : 1;
+}
+
+#define F(member) CFG_FIELD(struct agent_config, member)
+#define DUR(name, member, dflt, lo, hi, doc)                                                       \
+	{                                                                                          \
+		name, CFG_DURATION, F(member), dflt, lo, hi, NULL, doc, NULL, NULL, NULL, NULL,    \
+		    NULL, NULL                                                                     \
+	}
+#define STR(name, member, dflt, range, doc)                                                        \
+	{                                                                                          \
+		name, CFG_STRING, F(member), dflt, 0, 0, NULL, doc, NULL, range, NULL, NULL, NULL, \
+		    NULL                                                                           \
+	}
+
+static const struct cfg_key keys[] = {
+    {"node_name", CFG_STRING, F(node), NULL, 0, 0, NULL,
+     "name this node registers under with the controller", "the host name",
+     "1..63 printable characters, no blanks", default_node, NULL, NULL, NULL},
+    STR("controller", controller, "\"tcp://127.0.0.1:7710\"", "tcp:// endpoint",
+        "the controller's ROUTER (the agent connects, registers, heartbeats)"),
+    STR("app_endpoint", app_endpoint, "\"ipc:///run/vsched/agent.sock\"",
+        "ipc:// or tcp:// endpoint", "where libapprate in applications pushes its reports (PULL)"),
+    {"app_endpoint_mode", CFG_MODE, F(app_endpoint_mode), "\"0666\"", 0, 0, NULL,
+     "file mode of an ipc app_endpoint (applications of every user report there)", NULL, NULL, NULL,
+     NULL, NULL, NULL},
+    STR("vsched_endpoint", vsched_endpoint, "\"ipc:///run/vsched/api.sock\"",
+        "ipc:// or tcp:// endpoint", "vsched's local API"),
+    DUR("heartbeat", heartbeat, "\"1s\"", 10 * MS, 60 * SEC,
+        "heartbeat to the controller (the controller's HELLO_ACK may set another)"),
+    DUR("controller_timeout", controller_timeout, "\"3s\"", 30 * MS, 600 * SEC,
+        "no answer for this long: the link is presumed lost, the agent registers again"),
+    DUR("vsched_timeout", vsched_timeout, "\"1s\"", 10 * MS, 60 * SEC,
+        "how long one request to vsched may take"),
+    DUR("sample_interval", sample_interval, "\"500ms\"", 10 * MS, 60 * SEC,
+        "q: memory and network counters of every process are read this often"),
+    {"sample_windows", CFG_INT, F(windows), "2", 1, AGENT_WMAX, NULL,
+     "w: bandwidths are averaged over the last w samples", NULL, NULL, NULL, NULL, NULL, NULL},
+    DUR("stats_interval", stats_interval, "\"2s\"", 100 * MS, 3600 * SEC,
+        "task statistics (from vsched) to the controller this often"),
+    DUR("log_stats_interval", log_stats_interval, "\"1m\"", 1 * SEC, 86400 * SEC,
+        "the counters line in the log this often (and on SIGUSR1)"),
+    {"ncpus", CFG_INT, F(ncpus), NULL, 1, 65535, NULL, "CPUs the node offers", "online CPUs", NULL,
+     default_ncpus, NULL, NULL, NULL},
+    {"mem_capacity_mbs", CFG_NUMBER, F(mem_capacity_mbs), "0.0", 0, 1e9, NULL,
+     "memory bandwidth M in MB/s (10^6 bytes/s; 0: unknown; see --calibrate)", NULL, NULL, NULL,
+     NULL, NULL, NULL},
+    {"net_capacity_mbs", CFG_NUMBER, F(net_capacity_mbs), "0.0", 0, 1e9, NULL,
+     "network bandwidth N in MB/s (0: unknown; see --calibrate)", NULL, NULL, NULL, NULL, NULL,
+     NULL},
+    DUR("provisional_period", provisional.period, "\"0ns\"", 0, VSP_PERIOD_MAX,
+        "reservation of a new process until its job's constraint comes (0: unmanaged)"),
+    DUR("provisional_slice", provisional.slice, "\"0ns\"", 0, VSP_PERIOD_MAX,
+        "slice of that reservation"),
+    {"park", CFG_ENUM, F(park), "\"stop\"", 0, 0, park_names,
+     "park policy of processes the agent puts under vsched (stop: exact, idle: SCHED_IDLE)", NULL,
+     NULL, NULL, NULL, NULL, NULL},
+    {"max_procs", CFG_INT, F(max_procs), "1024", 1, 65536, NULL,
+     "most managed processes on this node", NULL, NULL, NULL, NULL, NULL, NULL},
+    STR("resctrl_root", resctrl_root, "\"/sys/fs/resctrl\"", NULL,
+        "where resctrl is mounted (memory bandwidth monitoring, where the CPU offers it)"),
+    {NULL, CFG_STRING, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+#undef STR
+#undef DUR
+#undef F
+
+void agent_config_defaults(struct agent_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg_defaults(keys, cfg);
 }
 
 static bool endpoint_ok(const char *e, bool tcp_only)
@@ -117,125 +155,19 @@ int agent_config_check(const struct agent_config *cfg, char *why, size_t whylen)
 	return 0;
 }
 
-/* "0660" -> 0660; returns -1 unless 1..4 octal digits. */
-static int parse_mode(const char *s, unsigned *mode)
-{
-	char *end;
-	unsigned long v;
-
-	if (s[0] < '0' || s[0] > '7' || strlen(s) > 4)
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 8);
-	if (errno || *end || v > 0777)
-		return -1;
-	*mode = (unsigned)v;
-	return 0;
-}
-
 int agent_config_load(const char *path, struct agent_config *cfg, char *why, size_t whylen)
 {
-	config_t c;
-	long long v;
-	double d;
-	int idx, rc = -1;
-	char mode[16] = "";
-
-	if (cfg_load(&c, path, why, whylen) != 0)
+	if (cfg_load_file(keys, path, cfg, why, whylen) != 0)
 		return -1;
-	if (cfg_check_keys(&c, known_keys, why, whylen) != 0)
-		goto out;
-	if (cfg_get_string(&c, "node_name", cfg->node, sizeof(cfg->node), why, whylen) != 0 ||
-	    cfg_get_string(&c, "controller", cfg->controller, sizeof(cfg->controller), why,
-	                   whylen) != 0 ||
-	    cfg_get_string(&c, "app_endpoint", cfg->app_endpoint, sizeof(cfg->app_endpoint), why,
-	                   whylen) != 0 ||
-	    cfg_get_string(&c, "vsched_endpoint", cfg->vsched_endpoint,
-	                   sizeof(cfg->vsched_endpoint), why, whylen) != 0 ||
-	    cfg_get_string(&c, "resctrl_root", cfg->resctrl_root, sizeof(cfg->resctrl_root), why,
-	                   whylen) != 0 ||
-	    cfg_get_string(&c, "app_endpoint_mode", mode, sizeof(mode), why, whylen) != 0)
-		goto out;
-	if (mode[0] && parse_mode(mode, &cfg->app_endpoint_mode) != 0) {
-		text_fmt(why, whylen, "app_endpoint_mode: \"%s\" is not an octal file mode", mode);
-		goto out;
-	}
-	if (cfg_get_duration(&c, "heartbeat", 10 * NSEC_PER_MSEC, 60 * NSEC_PER_SEC,
-	                     &cfg->heartbeat, why, whylen) != 0 ||
-	    cfg_get_duration(&c, "controller_timeout", 30 * NSEC_PER_MSEC, 600 * NSEC_PER_SEC,
-	                     &cfg->controller_timeout, why, whylen) != 0 ||
-	    cfg_get_duration(&c, "vsched_timeout", 10 * NSEC_PER_MSEC, 60 * NSEC_PER_SEC,
-	                     &cfg->vsched_timeout, why, whylen) != 0 ||
-	    cfg_get_duration(&c, "sample_interval", 10 * NSEC_PER_MSEC, 60 * NSEC_PER_SEC,
-	                     &cfg->sample_interval, why, whylen) != 0 ||
-	    cfg_get_duration(&c, "stats_interval", 100 * NSEC_PER_MSEC, 3600 * NSEC_PER_SEC,
-	                     &cfg->stats_interval, why, whylen) != 0 ||
-	    cfg_get_duration(&c, "log_stats_interval", NSEC_PER_SEC, 86400 * NSEC_PER_SEC,
-	                     &cfg->log_stats_interval, why, whylen) != 0 ||
-	    cfg_get_duration(&c, "provisional_period", 0, VSP_PERIOD_MAX, &cfg->provisional.period,
-	                     why, whylen) != 0 ||
-	    cfg_get_duration(&c, "provisional_slice", 0, VSP_PERIOD_MAX, &cfg->provisional.slice,
-	                     why, whylen) != 0)
-		goto out;
-	v = cfg->windows;
-	if (cfg_get_int(&c, "sample_windows", 1, AGENT_WMAX, &v, why, whylen) != 0)
-		goto out;
-	cfg->windows = (int)v;
-	v = cfg->ncpus;
-	if (cfg_get_int(&c, "ncpus", 1, 65535, &v, why, whylen) != 0)
-		goto out;
-	cfg->ncpus = (int)v;
-	v = cfg->max_procs;
-	if (cfg_get_int(&c, "max_procs", 1, 65536, &v, why, whylen) != 0)
-		goto out;
-	cfg->max_procs = (int)v;
-	d = cfg->mem_capacity_mbs;
-	if (cfg_get_double(&c, "mem_capacity_mbs", 0, 1e9, &d, why, whylen) != 0)
-		goto out;
-	cfg->mem_capacity_mbs = d;
-	d = cfg->net_capacity_mbs;
-	if (cfg_get_double(&c, "net_capacity_mbs", 0, 1e9, &d, why, whylen) != 0)
-		goto out;
-	cfg->net_capacity_mbs = d;
-	idx = cfg->park;
-	if (cfg_get_enum(&c, "park", park_names, &idx, why, whylen) != 0)
-		goto out;
-	cfg->park = (uint8_t)idx;
-	rc = agent_config_check(cfg, why, whylen);
-out:
-	config_destroy(&c);
-	return rc;
+	return agent_config_check(cfg, why, whylen);
 }
 
 void agent_config_print(FILE *f, const struct agent_config *cfg)
 {
-	char b[64];
+	cfg_print(keys, cfg, f);
+}
 
-	fprintf(f, "node_name = \"%s\";\n", cfg->node);
-	fprintf(f, "controller = \"%s\";\n", cfg->controller);
-	fprintf(f, "app_endpoint = \"%s\";\n", cfg->app_endpoint);
-	fprintf(f, "app_endpoint_mode = \"%04o\";\n", cfg->app_endpoint_mode);
-	fprintf(f, "vsched_endpoint = \"%s\";\n", cfg->vsched_endpoint);
-	fprintf(f, "heartbeat = \"%s\";\n", duration_format(cfg->heartbeat, b, sizeof(b)));
-	fprintf(f, "controller_timeout = \"%s\";\n",
-	        duration_format(cfg->controller_timeout, b, sizeof(b)));
-	fprintf(f, "vsched_timeout = \"%s\";\n",
-	        duration_format(cfg->vsched_timeout, b, sizeof(b)));
-	fprintf(f, "sample_interval = \"%s\";\n",
-	        duration_format(cfg->sample_interval, b, sizeof(b)));
-	fprintf(f, "sample_windows = %d;\n", cfg->windows);
-	fprintf(f, "stats_interval = \"%s\";\n",
-	        duration_format(cfg->stats_interval, b, sizeof(b)));
-	fprintf(f, "log_stats_interval = \"%s\";\n",
-	        duration_format(cfg->log_stats_interval, b, sizeof(b)));
-	fprintf(f, "ncpus = %d;\n", cfg->ncpus);
-	fprintf(f, "mem_capacity_mbs = %.1f;\n", cfg->mem_capacity_mbs);
-	fprintf(f, "net_capacity_mbs = %.1f;\n", cfg->net_capacity_mbs);
-	fprintf(f, "provisional_period = \"%s\";\n",
-	        duration_format(cfg->provisional.period, b, sizeof(b)));
-	fprintf(f, "provisional_slice = \"%s\";\n",
-	        duration_format(cfg->provisional.slice, b, sizeof(b)));
-	fprintf(f, "park = \"%s\";\n", park_names[cfg->park]);
-	fprintf(f, "max_procs = %d;\n", cfg->max_procs);
-	fprintf(f, "resctrl_root = \"%s\";\n", cfg->resctrl_root);
+void agent_config_keys(FILE *f)
+{
+	cfg_print_keys(keys, f);
 }

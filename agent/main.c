@@ -202,6 +202,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"calibrate", no_argument, NULL, 'K'},
+	    {"config-keys", no_argument, NULL, 'k'}, /* the key table, for the man page */
 	    {"controller", required_argument, NULL, 'C'},
 	    {"app-endpoint", required_argument, NULL, 'a'},
 	    {"vsched", required_argument, NULL, 's'},
@@ -243,6 +244,9 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			return calibrate();
+		case 'k':
+			agent_config_keys(stdout);
+			return 0;
 		default:
 			usage();
 		}

@@ -757,14 +757,29 @@ const char *padm_state_name(uint8_t state)
 	return state <= PADM_ST_MAX ? names[state] : "?";
 }
 
+const char *const padm_algo_names[] = {"linear", "adaptive", NULL};
+const char *const padm_agg_names[] = {"slowest", "mean", NULL};
+
 const char *padm_algo_name(uint8_t algo)
 {
-	return algo == PADM_ALGO_LINEAR ? "linear" : algo == PADM_ALGO_ADAPTIVE ? "adaptive" : "?";
+	return algo <= PADM_ALGO_MAX ? padm_algo_names[algo] : "?";
 }
 
 const char *padm_agg_name(uint8_t agg)
 {
-	return agg == PADM_AGG_SLOWEST ? "slowest" : agg == PADM_AGG_MEAN ? "mean" : "?";
+	return agg <= PADM_AGG_MAX ? padm_agg_names[agg] : "?";
+}
+
+/* The index of s in names (NULL-terminated) into *out; -EINVAL when absent. */
+static int name_index(const char *const *names, const char *s, uint8_t *out)
+{
+	for (uint8_t i = 0; s != NULL && names[i] != NULL; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 const char *padm_class_name(uint8_t c)
@@ -776,22 +791,10 @@ const char *padm_class_name(uint8_t c)
 
 int padm_algo_parse(const char *s, uint8_t *out)
 {
-	if (strcmp(s, "linear") == 0)
-		*out = PADM_ALGO_LINEAR;
-	else if (strcmp(s, "adaptive") == 0)
-		*out = PADM_ALGO_ADAPTIVE;
-	else
-		return -EINVAL;
-	return 0;
+	return name_index(padm_algo_names, s, out);
 }
 
 int padm_agg_parse(const char *s, uint8_t *out)
 {
-	if (strcmp(s, "slowest") == 0)
-		*out = PADM_AGG_SLOWEST;
-	else if (strcmp(s, "mean") == 0)
-		*out = PADM_AGG_MEAN;
-	else
-		return -EINVAL;
-	return 0;
+	return name_index(padm_agg_names, s, out);
 }

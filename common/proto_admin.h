@@ -246,7 +246,11 @@ void padm_reply_release(struct padm_reply *r);
 const char *padm_type_name(uint8_t type);
 /* "idle", "calibrating", "converging", "stable", "oscillating", "rejected", "?" */
 const char *padm_state_name(uint8_t state);
-const char *padm_algo_name(uint8_t algo); /* "linear", "adaptive" */
+/* The names of enum padm_algo and enum padm_agg, by value, NULL-terminated: the one list
+ * of them (config keys, state file, vschedctl, the control library). */
+extern const char *const padm_algo_names[];
+extern const char *const padm_agg_names[];
+const char *padm_algo_name(uint8_t algo); /* "linear", "adaptive"; "?" out of range */
 const char *padm_agg_name(uint8_t agg);   /* "slowest", "mean" */
 const char *padm_class_name(uint8_t c);   /* "unknown", "turtle", "semidevil", "devil" */
 /* Parses names as printed above. Return 0 or -EINVAL. */

@@ -31,6 +31,12 @@
 #include <string.h>
 
 #include "control.h"
+#include "proto_admin.h"
+
+/* The algorithms' names are the admin protocol's (padm_algo_names) */
+_Static_assert((int)CONTROL_ALGO_LINEAR == PADM_ALGO_LINEAR &&
+                   (int)CONTROL_ALGO_ADAPTIVE == PADM_ALGO_ADAPTIVE,
+               "enum control_algo = enum padm_algo");
 
 void control_params_default(struct control_params *p)
 {
@@ -490,18 +496,15 @@ const char *control_reason_name(enum control_reason r)
 
 const char *control_algo_name(enum control_algo a)
 {
-	return a == CONTROL_ALGO_LINEAR ? "linear" : a == CONTROL_ALGO_ADAPTIVE ? "adaptive" : "?";
+	return padm_algo_name((uint8_t)a);
 }
 
 int control_algo_parse(const char *s, enum control_algo *out)
 {
-	if (!s || !out)
+	uint8_t a;
+
+	if (!s || !out || padm_algo_parse(s, &a) != 0)
 		return -EINVAL;
-	if (strcmp(s, "linear") == 0)
-		*out = CONTROL_ALGO_LINEAR;
-	else if (strcmp(s, "adaptive") == 0)
-		*out = CONTROL_ALGO_ADAPTIVE;
-	else
-		return -EINVAL;
+	*out = (enum control_algo)a;
 	return 0;
 }

@@ -11,6 +11,7 @@
  */
 #include "controller.h"
 
+#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,10 +61,17 @@ struct options {
 /* Parses argv into o and d; returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct ctld *d, struct options *o)
 {
+	static const struct option longopts[] = {
+	    {"config-keys", no_argument, NULL, 'K'}, /* the key table, for the man page */
+	    {NULL, 0, NULL, 0},
+	};
 	int opt;
 
-	while ((opt = getopt(argc, argv, "c:nfvdA:a:S:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:nfvdA:a:S:h", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'K':
+			ctld_config_keys(stdout);
+			return 0;
 		case 'c':
 			d->config_path = optarg;
 			break;

@@ -46,6 +46,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "--watchdog") == 0)
 		return watchdog_main(argc, argv);
+	if (argc == 2 && strcmp(argv[1], "--config-keys") == 0) {
+		config_keys(stdout); /* the key table, for the man page */
+		return 0;
+	}
 
 	while ((ch = getopt(argc, argv, "c:nfvs:")) != -1) {
 		switch (ch) {

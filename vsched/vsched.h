@@ -178,6 +178,9 @@ void config_defaults(struct vsched_config *cfg);
 int config_load(const char *path, struct vsched_config *cfg, char *why, size_t whylen);
 /* Prints cfg normalised, in libconfig syntax (vsched -n). */
 void config_print(FILE *f, const struct vsched_config *cfg);
+/* One line per key (name, type, default, range, description): the source of vsched.conf's
+ * man page. */
+void config_keys(FILE *f);
 
 /* edf.c — pure functions, no I/O */
 struct edf_job {

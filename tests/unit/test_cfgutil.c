@@ -1,6 +1,8 @@
 /*
  * Unit tests of common/cfgutil.c: loading (parse errors as FILE:LINE), typed getters with
- * ranges, defaults kept for absent keys, error text starting with the key, unknown keys.
+ * ranges, defaults kept for absent keys, error text starting with the key, unknown keys;
+ * a key table of every type: defaults from the table, a file parsed over them, refusals
+ * naming the key, the normalised print read back to the same values, the key list.
  * Config files are written into a mkdtemp directory.
  */
 #include <setjmp.h>
@@ -235,6 +237,146 @@ static void test_why_truncated_safely(void **state)
 	config_destroy(&cfg);
 }
 
+/* ---- key tables ---- */
+
+struct tconf {
+	char name[8];
+	uint64_t period;
+	double share;
+	int count;
+	uint64_t bytes;
+	bool on;
+	uint8_t mode_of_park;
+	int rule;
+	unsigned perm;
+	int custom;
+};
+
+static const char *const parks[] = {"stop", "idle", NULL};
+
+static int no_x(const char *v, char *why, size_t whylen)
+{
+	if (strchr(v, 'x') == NULL)
+		return 0;
+	snprintf(why, whylen, "\"%s\" has an x", v);
+	return -1;
+}
+
+static void seven(void *c)
+{
+	((struct tconf *)c)->custom = 7;
+}
+
+static int parse_custom(const config_setting_t *s, void *c, char *why, size_t whylen)
+{
+	if (config_setting_type(s) != CONFIG_TYPE_INT) {
+		snprintf(why, whylen, "custom: not an int");
+		return -1;
+	}
+	((struct tconf *)c)->custom = config_setting_get_int(s);
+	return 0;
+}
+
+static void print_custom(FILE *f, const void *c)
+{
+	fprintf(f, "%d", ((const struct tconf *)c)->custom);
+}
+
+#define F(m) CFG_FIELD(struct tconf, m)
+static const struct cfg_key tkeys[] = {
+    {"name", CFG_STRING, F(name), "\"abc\"", 0, 0, NULL, "a name", NULL, NULL, NULL, no_x, NULL,
+     NULL},
+    {"period", CFG_DURATION, F(period), "\"10ms\"", 1e6, 1e9, NULL, "a period", NULL, NULL, NULL,
+     NULL, NULL, NULL},
+    {"share", CFG_NUMBER, F(share), "0.25", 0, 1, NULL, "a share", NULL, NULL, NULL, NULL, NULL,
+     NULL},
+    {"count", CFG_INT, F(count), "3", 1, 9, NULL, "a count", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"bytes", CFG_COUNT, F(bytes), "0", 0, 1e12, NULL, "bytes", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"on", CFG_BOOL, F(on), "true", 0, 0, NULL, "a switch", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"park", CFG_ENUM, F(mode_of_park), "\"idle\"", 0, 0, parks, "a choice", NULL, NULL, NULL, NULL,
+     NULL, NULL},
+    {"rule", CFG_ENUM, F(rule), "\"stop\"", 0, 0, parks, "an int choice", NULL, NULL, NULL, NULL,
+     NULL, NULL},
+    {"perm", CFG_MODE, F(perm), "\"0640\"", 0, 0, NULL, "a mode", NULL, NULL, NULL, NULL, NULL,
+     NULL},
+    {"custom", CFG_CUSTOM, 0, 0, NULL, 0, 0, NULL, "its own", "seven", "any int", seven, NULL,
+     parse_custom, print_custom},
+    {NULL, CFG_STRING, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+#undef F
+
+static int tparse(const char *text, struct tconf *c, char *why, size_t whylen)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	memset(c, 0, sizeof(*c));
+	cfg_defaults(tkeys, c);
+	return cfg_load_file(tkeys, path, c, why, whylen);
+}
+
+static void test_key_table(void **state)
+{
+	struct tconf c, d;
+	char why[256] = "", *out = NULL;
+	size_t len = 0;
+	FILE *f;
+	(void)state;
+
+	/* defaults from the table */
+	assert_int_equal(tparse("", &c, why, sizeof(why)), 0);
+	assert_string_equal(c.name, "abc");
+	assert_int_equal(c.period, 10000000);
+	assert_true(c.share == 0.25);
+	assert_int_equal(c.count, 3);
+	assert_true(c.on);
+	assert_int_equal(c.mode_of_park, 1);
+	assert_int_equal(c.rule, 0);
+	assert_int_equal(c.perm, 0640);
+	assert_int_equal(c.custom, 7);
+	/* a file over them */
+	assert_int_equal(tparse("name = \"q\"; share = 1; count = 9; bytes = 2e9; on = false;\n"
+	                        "park = \"stop\"; rule = \"idle\"; perm = \"600\"; custom = 5;\n",
+	                        &c, why, sizeof(why)),
+	                 0);
+	assert_true(c.share == 1.0 && c.bytes == 2000000000ull && !c.on && c.custom == 5);
+	assert_int_equal(c.perm, 0600);
+	/* refusals name the key */
+	assert_int_equal(tparse("name = \"xy\";", &d, why, sizeof(why)), -1);
+	assert_string_equal(why, "name: \"xy\" has an x");
+	assert_int_equal(tparse("count = 10;", &d, why, sizeof(why)), -1);
+	starts_with(why, "count: ");
+	assert_int_equal(tparse("on = 1;", &d, why, sizeof(why)), -1);
+	assert_string_equal(why, "on: must be true or false");
+	assert_int_equal(tparse("perm = \"0800\";", &d, why, sizeof(why)), -1);
+	starts_with(why, "perm: ");
+	assert_int_equal(tparse("custom = \"a\";", &d, why, sizeof(why)), -1);
+	assert_string_equal(why, "custom: not an int");
+	assert_int_equal(tparse("nope = 1;", &d, why, sizeof(why)), -1);
+	assert_string_equal(why, "nope: unknown setting");
+	/* the normalised print reads back to the same values */
+	f = open_memstream(&out, &len);
+	cfg_print(tkeys, &c, f);
+	fclose(f);
+	assert_string_equal(out, "name = \"q\";\nperiod = \"10ms\";\nshare = 1.0;\ncount = 9;\n"
+	                         "bytes = 2000000000;\non = false;\npark = \"stop\";\n"
+	                         "rule = \"idle\";\nperm = \"0600\";\ncustom = 5;\n");
+	assert_int_equal(tparse(out, &d, why, sizeof(why)), 0);
+	assert_memory_equal(&c, &d, sizeof(c));
+	free(out);
+	/* the key list: name, type, default, range, description */
+	out = NULL;
+	f = open_memstream(&out, &len);
+	cfg_print_keys(tkeys, f);
+	fclose(f);
+	assert_non_null(strstr(out, "period\tduration\t\"10ms\"\t1ms..1s\ta period\n"));
+	assert_non_null(strstr(out, "park\tenum\t\"idle\"\tstop|idle\ta choice\n"));
+	assert_non_null(strstr(out, "custom\tlist\t(seven)\tany int\tits own\n"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +389,7 @@ int main(void)
 	    cmocka_unit_test(test_enum),
 	    cmocka_unit_test(test_check_keys),
 	    cmocka_unit_test(test_why_truncated_safely),
+	    cmocka_unit_test_setup_teardown(test_key_table, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

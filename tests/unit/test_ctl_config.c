@@ -48,6 +48,27 @@ static void test_defaults(void **state)
 	assert_int_equal(c.cs.mem_cap, 0);
 }
 
+/* The per-job defaults of the key table are the control library's. */
+static void test_defaults_are_the_control_library_s(void **state)
+{
+	struct ctld_config c;
+	struct control_params p;
+	(void)state;
+
+	ctld_config_defaults(&c);
+	control_params_default(&p);
+	assert_int_equal(c.job.algo, p.algo);
+	assert_int_equal(c.job.agg, p.agg);
+	assert_int_equal(c.calib, p.calib);
+	assert_true(c.job.eps_pct == p.epsilon_pct);
+	assert_true(c.job.r_max == p.r_max);
+	assert_false(c.job.r_max_given);
+	assert_int_equal(c.job.delta_period, p.delta_period_ns);
+	assert_int_equal(c.job.min_period, p.min_period_ns);
+	assert_int_equal(c.job.min_slice, p.min_slice_ns);
+	assert_int_equal(c.job.initial_period, p.initial_period_ns);
+}
+
 static void test_valid(void **state)
 {
 	(void)state;
@@ -125,6 +146,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_defaults_are_the_control_library_s),
 	    cmocka_unit_test(test_valid),
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_shipped),
