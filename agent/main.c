@@ -198,7 +198,15 @@ static void run(struct agent *a)
 	}
 }
 
-int main(int argc, char **argv)
+/* The command line: options over the configuration file. */
+struct options {
+	const char *conf, *ctl, *app, *vs, *node;
+	int check, fg, verbose, conf_given;
+};
+
+/* Parses argv into o; returns -1 to go on, else the exit status (--calibrate,
+ * --config-keys). */
+static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 	    {"calibrate", no_argument, NULL, 'K'},
@@ -209,38 +217,34 @@ int main(int argc, char **argv)
 	    {"node", required_argument, NULL, 'N'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *conf = DEFAULT_CONFIG, *ctl = NULL, *app = NULL, *vs = NULL, *node = NULL;
-	int check = 0, fg = 0, verbose = 0, ch, conf_given = 0;
-	static struct agent a; /* large: keep it off the stack */
-	struct sigaction sa;
-	char why[256];
+	int ch;
 
 	while ((ch = getopt_long(argc, argv, "c:nfvC:a:s:N:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			conf = optarg;
-			conf_given = 1;
+			o->conf = optarg;
+			o->conf_given = 1;
 			break;
 		case 'n':
-			check = 1;
+			o->check = 1;
 			break;
 		case 'f':
-			fg = 1;
+			o->fg = 1;
 			break;
 		case 'v':
-			verbose++;
+			o->verbose++;
 			break;
 		case 'C':
-			ctl = optarg;
+			o->ctl = optarg;
 			break;
 		case 'a':
-			app = optarg;
+			o->app = optarg;
 			break;
 		case 's':
-			vs = optarg;
+			o->vs = optarg;
 			break;
 		case 'N':
-			node = optarg;
+			o->node = optarg;
 			break;
 		case 'K':
 			return calibrate();
@@ -253,32 +257,53 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
-	log_init("vsched-agent", fg || check, verbose);
+	return -1;
+}
 
-	agent_config_defaults(&a.cfg);
+/* The configuration: the file, then the command line, checked. 0 or -1 (said on stderr). */
+static int configure(struct agent_config *cfg, const struct options *o)
+{
+	char why[256];
+
+	agent_config_defaults(cfg);
 	/* The default config file is optional; one given with -c is not. */
-	if ((conf_given || access(conf, F_OK) == 0) &&
-	    agent_config_load(conf, &a.cfg, why, sizeof(why)) != 0) {
-		fprintf(stderr, "vsched-agent: %s: %s\n", conf, why);
-		return 1;
+	if ((o->conf_given || access(o->conf, F_OK) == 0) &&
+	    agent_config_load(o->conf, cfg, why, sizeof(why)) != 0) {
+		fprintf(stderr, "vsched-agent: %s: %s\n", o->conf, why);
+		return -1;
 	}
-	if (ctl)
-		snprintf(a.cfg.controller, sizeof(a.cfg.controller), "%s", ctl);
-	if (app)
-		snprintf(a.cfg.app_endpoint, sizeof(a.cfg.app_endpoint), "%s", app);
-	if (vs)
-		snprintf(a.cfg.vsched_endpoint, sizeof(a.cfg.vsched_endpoint), "%s", vs);
-	if (node)
-		snprintf(a.cfg.node, sizeof(a.cfg.node), "%s", node);
-	if (agent_config_check(&a.cfg, why, sizeof(why)) != 0) {
+	if (o->ctl)
+		snprintf(cfg->controller, sizeof(cfg->controller), "%s", o->ctl);
+	if (o->app)
+		snprintf(cfg->app_endpoint, sizeof(cfg->app_endpoint), "%s", o->app);
+	if (o->vs)
+		snprintf(cfg->vsched_endpoint, sizeof(cfg->vsched_endpoint), "%s", o->vs);
+	if (o->node)
+		snprintf(cfg->node, sizeof(cfg->node), "%s", o->node);
+	if (agent_config_check(cfg, why, sizeof(why)) != 0) {
 		fprintf(stderr, "vsched-agent: %s\n", why);
-		return 1;
+		return -1;
 	}
-	if (check) {
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {.conf = DEFAULT_CONFIG};
+	static struct agent a; /* large: keep it off the stack */
+	struct sigaction sa;
+	int rc;
+
+	if ((rc = parse_options(argc, argv, &o)) >= 0)
+		return rc;
+	log_init("vsched-agent", o.fg || o.check, o.verbose);
+	if (configure(&a.cfg, &o) != 0)
+		return 1;
+	if (o.check) {
 		agent_config_print(stdout, &a.cfg);
 		return 0;
 	}
-	if (!fg && daemon(0, 0) < 0)
+	if (!o.fg && daemon(0, 0) < 0)
 		fatal("daemon");
 
 	memset(&sa, 0, sizeof(sa));

@@ -27,6 +27,11 @@
 extern const char *app_name;
 /* Prints "NAME: reason" and exits APP_EXIT_USAGE. */
 _Noreturn void app_usage_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A getopt error (opt ':' or anything unknown): "option X needs a value" or "unknown option
+ * X (see APP --help)"; exits 2. */
+_Noreturn void app_option_fail(int opt, char **argv);
+/* The value of --job, checked as the report protocol's job name (exits 2 when it is not). */
+const char *app_job(const char *s);
 /* Prints "NAME: reason" and exits APP_EXIT_FAIL. */
 _Noreturn void app_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "duration.h"
+#include "proto_apprate.h"
 
 const char *app_name = "app";
 volatile sig_atomic_t app_stop;
@@ -164,4 +166,21 @@ void app_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+void app_option_fail(int opt, char **argv)
+{
+	if (opt == ':')
+		app_usage_fail("option %s needs a value", argv[optind - 1]);
+	if (optopt != 0 && optopt < 256)
+		app_usage_fail("unknown option '-%c' (see %s --help)", optopt, app_name);
+	app_usage_fail("unknown option '%s' (see %s --help)", argv[optind - 1], app_name);
+}
+
+const char *app_job(const char *s)
+{
+	if (aproto_check_job(s) != 0)
+		app_usage_fail("--job '%s': must be 1..%d printable characters, no blanks", s,
+		               APROTO_JOB_MAX);
+	return s;
 }

@@ -164,9 +164,126 @@ static void parse_ratio(const char *s, struct bsp_cfg *c)
 	c->ratio = true;
 }
 
+/* The options given, for the checks of their combination. */
+struct seen {
+	bool rank, compute, msg, iter;
+};
+
+/* One option of the run's shape (opt: its getopt value). Returns false when opt is none. */
+static bool parse_option(int opt, struct bsp_cfg *c, struct seen *seen)
+{
+	switch (opt) {
+	case O_LOCAL:
+		c->local = (uint32_t)app_uint("local", optarg, 1, BSP_RANKS_MAX);
+		break;
+	case O_PORT:
+		c->base_port = (uint32_t)app_uint("port", optarg, 1, 65535);
+		break;
+	case O_RANK:
+		c->rank = (uint32_t)app_uint("rank", optarg, 0, BSP_RANKS_MAX - 1);
+		seen->rank = true;
+		break;
+	case O_PEERS:
+		if (c->peers != NULL)
+			app_usage_fail("--peers given twice");
+		parse_peers(optarg, c);
+		break;
+	case O_LISTEN_FD:
+		c->listen_fd = (int)app_uint("listen-fd", optarg, 3, 65535);
+		break;
+	case O_COMPUTE:
+		c->compute_ns = app_duration("compute", optarg, true);
+		seen->compute = true;
+		break;
+	case O_MSG:
+		c->msg = app_size("msg", optarg, 0, BSP_MSG_MAX);
+		seen->msg = true;
+		break;
+	case O_RATIO:
+		parse_ratio(optarg, c);
+		break;
+	case O_ITER_TIME:
+		c->iter_ns = app_duration("iter-time", optarg, false);
+		seen->iter = true;
+		break;
+	case O_ITERATIONS:
+		c->iterations = app_uint("iterations", optarg, 1, UINT32_MAX);
+		break;
+	case O_DURATION:
+		c->duration_ns = app_duration("duration", optarg, false);
+		break;
+	case O_SPIN:
+		if (strcmp(optarg, "work") == 0)
+			c->spin = SPIN_WORK;
+		else if (strcmp(optarg, "cpu") == 0)
+			c->spin = SPIN_CPU;
+		else
+			app_usage_fail("--spin '%s': must be 'work' or 'cpu'", optarg);
+		break;
+	case O_CONNECT_TIMEOUT:
+		c->connect_timeout_ns = app_duration("connect-timeout", optarg, false);
+		break;
+	case O_TIMEOUT:
+		c->timeout_ns = app_duration("timeout", optarg, false);
+		break;
+	case O_BIND:
+		if (strlen(optarg) > BSP_HOST_MAX)
+			app_usage_fail("--bind: address too long");
+		c->bind_host = optarg;
+		break;
+	case O_JOB:
+		c->job = app_job(optarg);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* The options together: a PREFIX, --ratio against --compute/--msg, --local against the
+ * per-rank options; the derived values (compute time of a ratio, the default duration). */
+static void check_options(int argc, char **argv, struct bsp_cfg *c, const struct seen *seen)
+{
+	if (optind < argc) {
+		if (c->local == 0 || strcmp(argv[optind - 1], "--") != 0)
+			app_usage_fail("unexpected argument '%s' (a PREFIX needs --local N and --)",
+			               argv[optind]);
+		c->prefix = argv + optind;
+		c->nprefix = argc - optind;
+	}
+	if (c->ratio && (seen->compute || seen->msg))
+		app_usage_fail("--ratio replaces --compute and --msg: give one or the other");
+	if (seen->iter && !c->ratio)
+		app_usage_fail("--iter-time needs --ratio C:M");
+	if (c->ratio) {
+		c->compute_ns =
+		    (uint64_t)((double)c->iter_ns * c->ratio_c / ((double)c->ratio_c + c->ratio_m));
+		c->msg = 0; /* chosen by calibration once the ranks are connected */
+	}
+	if (c->iterations == 0 && c->duration_ns == 0)
+		c->duration_ns = DEF_DURATION_NS; /* always bounded */
+
+	if (c->local > 0) {
+		if (seen->rank || c->peers != NULL || c->listen_fd >= 0 || c->bind_host != NULL)
+			app_usage_fail("--local starts the ranks itself: no --rank, --peers, "
+			               "--listen-fd or --bind");
+		if (c->base_port != 0 && c->base_port + c->local - 1 > 65535)
+			app_usage_fail("--port %u: ports up to %u do not exist", c->base_port,
+			               c->base_port + c->local - 1);
+		return;
+	}
+	if (c->base_port != 0)
+		app_usage_fail("--port needs --local N");
+	if (c->peers == NULL || !seen->rank)
+		app_usage_fail("give either --local N, or --rank R and --peers HOST:PORT,... "
+		               "(see bsp --help)");
+	if (c->rank >= c->nranks)
+		app_usage_fail("--rank %u: --peers lists only ranks 0..%u", c->rank, c->nranks - 1);
+}
+
 void bsp_parse(int argc, char **argv, struct bsp_cfg *c)
 {
-	bool have_rank = false, have_compute = false, have_msg = false, have_iter = false;
+	struct seen seen = {0};
 	int opt;
 
 	*c = (struct bsp_cfg){
@@ -181,122 +298,20 @@ void bsp_parse(int argc, char **argv, struct bsp_cfg *c)
 	opterr = 0;
 	/* "+": stop at the first non-option, so a launcher's PREFIX keeps its own options */
 	while ((opt = getopt_long(argc, argv, "+:vh", longopts, NULL)) != -1) {
+		if (parse_option(opt, c, &seen))
+			continue;
 		switch (opt) {
-		case O_LOCAL:
-			c->local = (uint32_t)app_uint("local", optarg, 1, BSP_RANKS_MAX);
-			break;
-		case O_PORT:
-			c->base_port = (uint32_t)app_uint("port", optarg, 1, 65535);
-			break;
-		case O_RANK:
-			c->rank = (uint32_t)app_uint("rank", optarg, 0, BSP_RANKS_MAX - 1);
-			have_rank = true;
-			break;
-		case O_PEERS:
-			if (c->peers != NULL)
-				app_usage_fail("--peers given twice");
-			parse_peers(optarg, c);
-			break;
-		case O_LISTEN_FD:
-			c->listen_fd = (int)app_uint("listen-fd", optarg, 3, 65535);
-			break;
-		case O_COMPUTE:
-			c->compute_ns = app_duration("compute", optarg, true);
-			have_compute = true;
-			break;
-		case O_MSG:
-			c->msg = app_size("msg", optarg, 0, BSP_MSG_MAX);
-			have_msg = true;
-			break;
-		case O_RATIO:
-			parse_ratio(optarg, c);
-			break;
-		case O_ITER_TIME:
-			c->iter_ns = app_duration("iter-time", optarg, false);
-			have_iter = true;
-			break;
-		case O_ITERATIONS:
-			c->iterations = app_uint("iterations", optarg, 1, UINT32_MAX);
-			break;
-		case O_DURATION:
-			c->duration_ns = app_duration("duration", optarg, false);
-			break;
-		case O_SPIN:
-			if (strcmp(optarg, "work") == 0)
-				c->spin = SPIN_WORK;
-			else if (strcmp(optarg, "cpu") == 0)
-				c->spin = SPIN_CPU;
-			else
-				app_usage_fail("--spin '%s': must be 'work' or 'cpu'", optarg);
-			break;
-		case O_CONNECT_TIMEOUT:
-			c->connect_timeout_ns = app_duration("connect-timeout", optarg, false);
-			break;
-		case O_TIMEOUT:
-			c->timeout_ns = app_duration("timeout", optarg, false);
-			break;
-		case O_BIND:
-			if (strlen(optarg) > BSP_HOST_MAX)
-				app_usage_fail("--bind: address too long");
-			c->bind_host = optarg;
-			break;
-		case O_JOB:
-			if (aproto_check_job(optarg) != 0)
-				app_usage_fail("--job '%s': must be 1..%d printable characters, no "
-				               "blanks",
-				               optarg, APROTO_JOB_MAX);
-			c->job = optarg;
-			break;
 		case 'v':
 			c->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
 			exit(APP_EXIT_OK);
-		case ':':
-			app_usage_fail("option %s needs a value", argv[optind - 1]);
 		default:
-			if (optopt != 0 && optopt < 256)
-				app_usage_fail("unknown option '-%c' (see bsp --help)", optopt);
-			app_usage_fail("unknown option '%s' (see bsp --help)", argv[optind - 1]);
+			app_option_fail(opt, argv);
 		}
 	}
-
-	if (optind < argc) {
-		if (c->local == 0 || strcmp(argv[optind - 1], "--") != 0)
-			app_usage_fail("unexpected argument '%s' (a PREFIX needs --local N and --)",
-			               argv[optind]);
-		c->prefix = argv + optind;
-		c->nprefix = argc - optind;
-	}
-	if (c->ratio && (have_compute || have_msg))
-		app_usage_fail("--ratio replaces --compute and --msg: give one or the other");
-	if (have_iter && !c->ratio)
-		app_usage_fail("--iter-time needs --ratio C:M");
-	if (c->ratio) {
-		c->compute_ns =
-		    (uint64_t)((double)c->iter_ns * c->ratio_c / ((double)c->ratio_c + c->ratio_m));
-		c->msg = 0; /* chosen by calibration once the ranks are connected */
-	}
-	if (c->iterations == 0 && c->duration_ns == 0)
-		c->duration_ns = DEF_DURATION_NS; /* always bounded */
-
-	if (c->local > 0) {
-		if (have_rank || c->peers != NULL || c->listen_fd >= 0 || c->bind_host != NULL)
-			app_usage_fail("--local starts the ranks itself: no --rank, --peers, "
-			               "--listen-fd or --bind");
-		if (c->base_port != 0 && c->base_port + c->local - 1 > 65535)
-			app_usage_fail("--port %u: ports up to %u do not exist", c->base_port,
-			               c->base_port + c->local - 1);
-		return;
-	}
-	if (c->base_port != 0)
-		app_usage_fail("--port needs --local N");
-	if (c->peers == NULL || !have_rank)
-		app_usage_fail("give either --local N, or --rank R and --peers HOST:PORT,... "
-		               "(see bsp --help)");
-	if (c->rank >= c->nranks)
-		app_usage_fail("--rank %u: --peers lists only ranks 0..%u", c->rank, c->nranks - 1);
+	check_options(argc, argv, c, &seen);
 }
 
 /* Appends an allocated copy of s. */

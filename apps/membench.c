@@ -116,11 +116,7 @@ static void parse(int argc, char **argv, struct mb_cfg *c)
 			c->passes = app_uint("passes", optarg, 1, UINT32_MAX);
 			break;
 		case 'j':
-			if (aproto_check_job(optarg) != 0)
-				app_usage_fail("--job '%s': must be 1..%d printable characters, no "
-				               "blanks",
-				               optarg, APROTO_JOB_MAX);
-			c->job = optarg;
+			c->job = app_job(optarg);
 			break;
 		case 'v':
 			c->verbose = true;
@@ -128,11 +124,8 @@ static void parse(int argc, char **argv, struct mb_cfg *c)
 		case 'h':
 			usage(stdout);
 			exit(APP_EXIT_OK);
-		case ':':
-			app_usage_fail("option %s needs a value", argv[optind - 1]);
 		default:
-			app_usage_fail("unknown option '%s' (see membench --help)",
-			               argv[optind - 1]);
+			app_option_fail(opt, argv);
 		}
 	}
 	if (optind < argc)

@@ -32,24 +32,11 @@ BIN=$BUILD/bin
 for b in vsched-agent ctlpeer agent_load; do
 	[ -x "$BIN/$b" ] || { echo "no $BIN/$b: build it first" >&2; exit 1; }
 done
-TMP=$(mktemp -d /tmp/agent-bench.XXXXXX)
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-cpu_ns() {
-	local sum=0 f v
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r v _ <"$f" 2>/dev/null || continue
-		sum=$((sum + v))
-	done
-	echo "$sum"
-}
+# the integration tests' harness: TMP, PIDS and their clean-up, wait_for, cpu_ns; the
+# agent tests' stand-in controller and agent
+VS_BIN=$BIN VS_SRC=$ROOT
+source "$ROOT/tests/integration/lib.sh"
+source "$ROOT/tests/helpers/agent_lib.sh"
 # acked PORT: tcpi_bytes_acked of the established connection to 127.0.0.1:PORT.
 acked() {
 	local v
@@ -65,33 +52,14 @@ threads() {
 	done
 }
 rates() { grep -c '^RATE ' "$TMP/peer.out" || true; }
-wait_for() {
-	local i
-	for i in $(seq 1 100); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "no /$2/ in $1" >&2
-	exit 1
-}
 
-mkfifo "$TMP/peer.in"
-"$BIN/ctlpeer" router "tcp://127.0.0.1:*" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-PIDS+=($!)
-exec 3>"$TMP/peer.in"
-wait_for "$TMP/peer.out" '^LISTEN tcp://'
-PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
+start_peer
 PORT=${PEER_EP##*:}
-cat >"$TMP/agent.conf" <<EOC
-node_name = "benchnode";
-controller = "$PEER_EP";
-app_endpoint = "ipc://$TMP/agent.sock";
-vsched_endpoint = "ipc://$TMP/no-vsched.sock";
-max_procs = $((NPROC + 16));
-EOC
-"$BIN/vsched-agent" -f -c "$TMP/agent.conf" >"$TMP/agent.log" 2>&1 &
-AGENT=$!
-PIDS+=("$AGENT")
+write_agent_config node_name='"benchnode"' vsched_endpoint="\"ipc://$TMP/no-vsched.sock\"" \
+	max_procs=$((NPROC + 16)) heartbeat= controller_timeout= sample_interval= sample_windows= \
+	stats_interval= mem_capacity_mbs= net_capacity_mbs= provisional_period= provisional_slice=
+start_agent
+AGENT=$AGENT_PID
 wait_for "$TMP/agent.log" 'controller link: registered'
 cfg=$("$BIN/vsched-agent" -n -c "$TMP/agent.conf" | grep -E '^(sample_interval|heartbeat|stats_interval) ' | tr -d '\n')
 

@@ -27,7 +27,7 @@
 # ~1 s interval) over DURATION s: mean, standard deviation, coefficient of variation, and
 # iterations/s (iterations over the whole interval / its length).
 # Run B's offset is also measured, not only set: after the job, a probe (tests/helpers/
-# winprobe) with one identical 10 ms window every 100 ms on each node's vsched (no
+# runlog) with one identical 10 ms window every 100 ms on each node's vsched (no
 # controller involved) records its run intervals; the median difference of the window
 # starts node2 - node1 is the frames' offset (modulo 100 ms).
 #
@@ -65,7 +65,7 @@ die() { echo "aligned_stability: $*" >&2; exit 1; }
 source "$SRC/tests/helpers/rt_lock.sh"
 source "$SRC/tests/helpers/netns_lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root"
-[ -x "$VS_BIN/winprobe" ] || die "$VS_BIN/winprobe not built"
+[ -x "$VS_BIN/runlog" ] || die "$VS_BIN/runlog not built"
 MS=1000000
 WORK=$(mktemp -d /tmp/aligned-stab.XXXXXX)
 chmod 0755 "$WORK"
@@ -198,14 +198,14 @@ min_period = \"24ms\";"
 		"$NETNS_STATE/jobs/bsp/rank-0.out" >"$WORK/$tag.stats"
 	# the frames' offset, measured: one identical window on each node's vsched
 	for i in 1 2; do
-		netns_spawn "rank:probe" "node$i" "$NETNS_STATE/probe$i.out" "$VS_BIN/winprobe" -d 4 -o "$NETNS_STATE/probe$i.ivl"
+		netns_spawn "rank:probe" "node$i" "$NETNS_STATE/probe$i.out" "$VS_BIN/runlog" -d 4 -o "$NETNS_STATE/probe$i.ivl"
 		eval "pp$i=$NETNS_PID"
 	done
 	netns_vctl 1 task add "$pp1" --cpu "$(netns_get node1_cpus)" --period 100ms --window 0+10ms >/dev/null &&
 		netns_vctl 2 task add "$pp2" --cpu "$(netns_get node2_cpus)" --period 100ms --window 0+10ms >/dev/null ||
 		echo "warning: probe windows refused"
 	wait "$pp1" "$pp2"
-	off=$("$VS_BIN/winprobe" -c "$NETNS_STATE/probe1.ivl" "$NETNS_STATE/probe2.ivl" -G 20000 -s 1000)
+	off=$("$VS_BIN/runlog" -c "$NETNS_STATE/probe1.ivl" "$NETNS_STATE/probe2.ivl" -G 20000 -s 1000)
 	netns_down >/dev/null 2>&1
 	NETNS_STATE=
 	# release the lock between the runs (rt_lock takes it again only without RT_LOCK_TAKEN)

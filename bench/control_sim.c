@@ -240,193 +240,210 @@ static double smallest_stable(int ratio, enum control_algo algo, int seeds)
 
 /* ---- scale ---------------------------------------------------------------------------- */
 
-static void scale(uint32_t nnodes, uint32_t njobs, uint32_t span, uint32_t cpus, uint32_t cycles)
-{
-	struct control_job *jobs = calloc(njobs, sizeof(*jobs));
-	struct fit_job *fj = calloc(njobs, sizeof(*fj));
-	struct fit_node *nodes = calloc(nnodes, sizeof(*nodes));
-	uint32_t *jnode = calloc((size_t)njobs * span, sizeof(uint32_t));
-	uint32_t *cnt = calloc(nnodes + 1, sizeof(uint32_t));
-	struct fit_place *place = calloc((size_t)njobs * span, sizeof(*place));
-	uint32_t nslots = 20;
-	uint8_t *table = calloc((size_t)njobs * nslots, 1);
-	size_t sbytes = fit_scratch_bytes(njobs, nnodes, njobs * span);
-	void *scratch = calloc(1, sbytes);
-	double *t_ctl = calloc(cycles, sizeof(double)), *t_fit = calloc(cycles, sizeof(double)),
-	       *t_all = calloc(cycles, sizeof(double));
-	uint64_t rng = 42;
-	mono_ns now = NSEC_PER_SEC;
-	struct control_decision d;
-	uint64_t decisions = 0, changed = 0, nospc = 0, short_jobs = 0;
-	uint32_t *got = calloc(njobs, sizeof(uint32_t));
+/* The scale run's world: jobs on random nodes, their placements, the planner's buffers. */
+struct scale {
+	uint32_t nnodes, njobs, span, cpus, nslots;
+	struct control_job *jobs;
+	struct fit_job *fj;
+	struct fit_node *nodes;
+	uint32_t *jnode; /* job j's span nodes */
+	uint32_t *cnt;   /* placements per node, then their offsets (nnodes + 1) */
+	struct fit_place *place;
+	uint32_t *prank; /* rank of each placement */
+	uint32_t *got;
+	uint8_t *table;
+	void *scratch;
+	size_t sbytes;
+	uint64_t rng;
+	/* results */
+	double *t_ctl, *t_fit, *t_all;
+	uint64_t decisions, changed, nospc, short_jobs;
+};
 
-	if (!jobs || !fj || !nodes || !jnode || !cnt || !place || !table || !scratch || !t_ctl ||
-	    !t_fit || !t_all) {
+static void *scale_alloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (p == NULL) {
 		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
-	/* every job spans `span` distinct random nodes, one rank per node */
-	for (uint32_t j = 0; j < njobs; j++) {
+	return p;
+}
+
+/* Every job spans `span` distinct random nodes, one rank per node. */
+static void scale_jobs(struct scale *w, mono_ns now)
+{
+	struct control_decision d;
+
+	for (uint32_t j = 0; j < w->njobs; j++) {
 		struct control_params cp;
 		control_params_default(&cp);
-		cp.nranks = span;
+		cp.nranks = w->span;
 		cp.r_max = 100.0;
-		cp.target_pct = 10 + 40 * sim_uniform(&rng);
+		cp.target_pct = 10 + 40 * sim_uniform(&w->rng);
 		cp.algo = j % 2 ? CONTROL_ALGO_LINEAR : CONTROL_ALGO_ADAPTIVE;
-		if (control_job_init(&jobs[j], &cp, now, &d)) {
+		if (control_job_init(&w->jobs[j], &cp, now, &d)) {
 			fprintf(stderr, "init\n");
 			exit(1);
 		}
-		fj[j].mem_bw = 4e9 * sim_uniform(&rng);
-		fj[j].net_bw = 1e9 * sim_uniform(&rng);
-		fj[j].util = cp.target_pct / 100.0;
-		for (uint32_t k = 0; k < span; k++) {
+		w->fj[j].mem_bw = 4e9 * sim_uniform(&w->rng);
+		w->fj[j].net_bw = 1e9 * sim_uniform(&w->rng);
+		w->fj[j].util = cp.target_pct / 100.0;
+		for (uint32_t k = 0; k < w->span; k++) {
 			uint32_t l;
 			bool dup;
 			do {
-				l = (uint32_t)(nnodes * sim_uniform(&rng)) % nnodes;
+				l = (uint32_t)(w->nnodes * sim_uniform(&w->rng)) % w->nnodes;
 				dup = false;
 				for (uint32_t m = 0; m < k; m++)
-					dup |= jnode[j * span + m] == l;
+					dup |= w->jnode[j * w->span + m] == l;
 			} while (dup);
-			jnode[j * span + k] = l;
-			cnt[l + 1]++;
+			w->jnode[j * w->span + k] = l;
+			w->cnt[l + 1]++;
 		}
 	}
-	for (uint32_t l = 0; l < nnodes; l++) {
-		nodes[l] = (struct fit_node){.cpus = cpus, .mem_cap = 10e9, .net_cap = 1.25e9};
-		cnt[l + 1] += cnt[l];
-	}
-	uint32_t *fill = calloc(nnodes, sizeof(uint32_t));
-	for (uint32_t j = 0; j < njobs; j++)
-		for (uint32_t k = 0; k < span; k++) {
-			uint32_t l = jnode[j * span + k];
-			place[cnt[l] + fill[l]++] = (struct fit_place){j, l, 1};
-		}
-	uint32_t *prank = calloc(njobs * span, sizeof(uint32_t));
-	for (uint32_t x = 0; prank && x < njobs * span; x++)
-		for (uint32_t k = 0; k < span; k++)
-			if (jnode[place[x].job * span + k] == place[x].node)
-				prank[x] = k;
-	struct fit_problem pb = {.njobs = njobs,
-	                         .nnodes = nnodes,
-	                         .nslots = nslots,
-	                         .jobs = fj,
-	                         .nodes = nodes,
-	                         .place = place,
-	                         .nplace = njobs * span,
-	                         .node_off = cnt};
+}
 
-	for (uint32_t c = 0; c < cycles; c++) {
-		now += NSEC_PER_SEC;
-		mono_ns t0 = mono_now();
-		/* all rank reports of the cycle, in node order as they would arrive */
-		for (uint32_t x = 0; x < pb.nplace; x++) {
-			uint32_t j = place[x].job;
-			uint32_t rank = prank[x];
-			double r = jobs[j].target_pct * (0.97 + 0.05 * sim_uniform(&rng));
-			control_on_report(&jobs[j], rank, (uint64_t)(r * 1000), NSEC_PER_SEC, now,
-			                  &d);
-			decisions++;
-			changed += d.changed;
-			if (d.changed)
-				fj[j].util = (double)d.slice_ns / (double)d.period_ns;
-		}
-		mono_ns t1 = mono_now();
-		pb.rotate = c;
-		int frc = fit_schedule(&pb, scratch, sbytes, table, got);
-		mono_ns t2 = mono_now();
-		if (frc == -ENOSPC)
-			nospc++;
-		else if (frc) {
-			fprintf(stderr, "fit_schedule: %d\n", frc);
-			exit(1);
-		}
-		for (uint32_t j = 0; j < njobs; j++)
-			short_jobs += got[j] < fit_need(fj[j].util, nslots);
-		t_ctl[c] = (double)(t1 - t0) / 1e6;
-		t_fit[c] = (double)(t2 - t1) / 1e6;
-		t_all[c] = (double)(t2 - t0) / 1e6;
+/* Placements by node (offsets in cnt) and the rank of each. */
+static void scale_place(struct scale *w)
+{
+	uint32_t *fill = scale_alloc(w->nnodes, sizeof(uint32_t));
+
+	for (uint32_t l = 0; l < w->nnodes; l++) {
+		w->nodes[l] =
+		    (struct fit_node){.cpus = w->cpus, .mem_cap = 10e9, .net_cap = 1.25e9};
+		w->cnt[l + 1] += w->cnt[l];
 	}
+	for (uint32_t j = 0; j < w->njobs; j++)
+		for (uint32_t k = 0; k < w->span; k++) {
+			uint32_t l = w->jnode[j * w->span + k];
+			w->place[w->cnt[l] + fill[l]++] = (struct fit_place){j, l, 1};
+		}
+	for (uint32_t x = 0; x < w->njobs * w->span; x++)
+		for (uint32_t k = 0; k < w->span; k++)
+			if (w->jnode[w->place[x].job * w->span + k] == w->place[x].node)
+				w->prank[x] = k;
+	free(fill);
+}
+
+/* One cycle: every rank report (in node order, as they would arrive), then the planner. */
+static void scale_cycle(struct scale *w, struct fit_problem *pb, uint32_t c, mono_ns now)
+{
+	struct control_decision d;
+	mono_ns t0 = mono_now(), t1, t2;
+	int frc;
+
+	for (uint32_t x = 0; x < pb->nplace; x++) {
+		uint32_t j = w->place[x].job;
+		double r = w->jobs[j].target_pct * (0.97 + 0.05 * sim_uniform(&w->rng));
+		control_on_report(&w->jobs[j], w->prank[x], (uint64_t)(r * 1000), NSEC_PER_SEC, now,
+		                  &d);
+		w->decisions++;
+		w->changed += d.changed;
+		if (d.changed)
+			w->fj[j].util = (double)d.slice_ns / (double)d.period_ns;
+	}
+	t1 = mono_now();
+	pb->rotate = c;
+	frc = fit_schedule(pb, w->scratch, w->sbytes, w->table, w->got);
+	t2 = mono_now();
+	if (frc == -ENOSPC)
+		w->nospc++;
+	else if (frc) {
+		fprintf(stderr, "fit_schedule: %d\n", frc);
+		exit(1);
+	}
+	for (uint32_t j = 0; j < w->njobs; j++)
+		w->short_jobs += w->got[j] < fit_need(w->fj[j].util, w->nslots);
+	w->t_ctl[c] = (double)(t1 - t0) / 1e6;
+	w->t_fit[c] = (double)(t2 - t1) / 1e6;
+	w->t_all[c] = (double)(t2 - t0) / 1e6;
+}
+
+static double max_of(const double *v, uint32_t n)
+{
+	double mx = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		mx = fmax(mx, v[i]);
+	return mx;
+}
+
+static void scale_print(const struct scale *w, uint32_t cycles, uint32_t nplace)
+{
+	double a99 = pct(w->t_all, cycles, 99);
+	uint32_t over = 0;
+
 	printf("\n## Scale: one control cycle, %u nodes x %u jobs (%u ranks each, %u rank reports),"
 	       " fitness over %u slots, %u CPUs/node, one core\n",
-	       nnodes, njobs, span, pb.nplace, nslots, cpus);
+	       w->nnodes, w->njobs, w->span, nplace, w->nslots, w->cpus);
 	printf("%-34s %10s %10s %10s\n", "part", "p50 ms", "p99 ms", "max ms");
-	double mx_c = 0, mx_f = 0, mx_a = 0;
-	for (uint32_t c = 0; c < cycles; c++) {
-		mx_c = fmax(mx_c, t_ctl[c]);
-		mx_f = fmax(mx_f, t_fit[c]);
-		mx_a = fmax(mx_a, t_all[c]);
-	}
-	double c50 = pct(t_ctl, cycles, 50), c99 = pct(t_ctl, cycles, 99);
-	double f50 = pct(t_fit, cycles, 50), f99 = pct(t_fit, cycles, 99);
-	double a50 = pct(t_all, cycles, 50), a99 = pct(t_all, cycles, 99);
-	printf("%-34s %10.3f %10.3f %10.3f\n", "reports + decisions", c50, c99, mx_c);
-	printf("%-34s %10.3f %10.3f %10.3f\n", "fitness pass (all nodes + reduction)", f50, f99,
-	       mx_f);
-	printf("%-34s %10.3f %10.3f %10.3f   goal <= 10 ms: %s\n", "whole cycle", a50, a99, mx_a,
+	printf("%-34s %10.3f %10.3f %10.3f\n", "reports + decisions", pct(w->t_ctl, cycles, 50),
+	       pct(w->t_ctl, cycles, 99), max_of(w->t_ctl, cycles));
+	printf("%-34s %10.3f %10.3f %10.3f\n", "fitness pass (all nodes + reduction)",
+	       pct(w->t_fit, cycles, 50), pct(w->t_fit, cycles, 99), max_of(w->t_fit, cycles));
+	printf("%-34s %10.3f %10.3f %10.3f   goal <= 10 ms: %s\n", "whole cycle",
+	       pct(w->t_all, cycles, 50), a99, max_of(w->t_all, cycles),
 	       a99 <= 10.0 ? "met" : "MISSED");
-	uint32_t over = 0;
-	for (uint32_t l = 0; l < nnodes; l++) {
+	for (uint32_t l = 0; l < w->nnodes; l++) {
 		uint64_t dem = 0;
-		for (uint32_t x = cnt[l]; x < cnt[l + 1]; x++)
-			dem += fit_need(fj[place[x].job].util, nslots) * place[x].procs;
-		over += dem > (uint64_t)cpus * nslots;
+		for (uint32_t x = w->cnt[l]; x < w->cnt[l + 1]; x++)
+			dem += fit_need(w->fj[w->place[x].job].util, w->nslots) * w->place[x].procs;
+		over += dem > (uint64_t)w->cpus * w->nslots;
 	}
 	printf("cycles %u, rank reports %llu (%llu changed a constraint); frames where some job "
 	       "got less than its share: %llu, %.2f jobs short per frame; nodes whose demand "
 	       "exceeds their CPUs (infeasible by construction): %u\n",
-	       cycles, (unsigned long long)decisions, (unsigned long long)changed,
-	       (unsigned long long)nospc, (double)short_jobs / cycles, over);
-	for (uint32_t j = 0; j < njobs; j++)
-		control_job_fini(&jobs[j]);
-	free(jobs), free(fj), free(nodes), free(jnode), free(cnt), free(place), free(table);
-	free(scratch), free(t_ctl), free(t_fit), free(t_all), free(fill), free(prank), free(got);
+	       cycles, (unsigned long long)w->decisions, (unsigned long long)w->changed,
+	       (unsigned long long)w->nospc, (double)w->short_jobs / cycles, over);
 }
 
-int main(int argc, char **argv)
+static void scale(uint32_t nnodes, uint32_t njobs, uint32_t span, uint32_t cpus, uint32_t cycles)
 {
-	int seeds = 20;
-	uint32_t nnodes = 1000, njobs = 200, cycles = 200, cpus = 8;
-	bool quick = false;
+	struct scale w = {
+	    .nnodes = nnodes, .njobs = njobs, .span = span, .cpus = cpus, .nslots = 20, .rng = 42};
+	mono_ns now = NSEC_PER_SEC;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
-			seeds = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
-			nnodes = (uint32_t)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--jobs") && i + 1 < argc)
-			njobs = (uint32_t)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--cycles") && i + 1 < argc)
-			cycles = (uint32_t)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
-			cpus = (uint32_t)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--quick"))
-			quick = true;
-		else {
-			fprintf(stderr,
-			        "usage: %s [--seeds N] [--nodes N] [--jobs N] "
-			        "[--cycles N] [--cpus N] [--quick]\n",
-			        argv[0]);
-			return 2;
-		}
+	w.jobs = scale_alloc(njobs, sizeof(*w.jobs));
+	w.fj = scale_alloc(njobs, sizeof(*w.fj));
+	w.nodes = scale_alloc(nnodes, sizeof(*w.nodes));
+	w.jnode = scale_alloc((size_t)njobs * span, sizeof(uint32_t));
+	w.cnt = scale_alloc(nnodes + 1, sizeof(uint32_t));
+	w.place = scale_alloc((size_t)njobs * span, sizeof(*w.place));
+	w.prank = scale_alloc((size_t)njobs * span, sizeof(uint32_t));
+	w.got = scale_alloc(njobs, sizeof(uint32_t));
+	w.table = scale_alloc((size_t)njobs * w.nslots, 1);
+	w.sbytes = fit_scratch_bytes(njobs, nnodes, njobs * span);
+	w.scratch = scale_alloc(1, w.sbytes);
+	w.t_ctl = scale_alloc(cycles, sizeof(double));
+	w.t_fit = scale_alloc(cycles, sizeof(double));
+	w.t_all = scale_alloc(cycles, sizeof(double));
+	scale_jobs(&w, now);
+	scale_place(&w);
+	struct fit_problem pb = {.njobs = njobs,
+	                         .nnodes = nnodes,
+	                         .nslots = w.nslots,
+	                         .jobs = w.fj,
+	                         .nodes = w.nodes,
+	                         .place = w.place,
+	                         .nplace = njobs * span,
+	                         .node_off = w.cnt};
+	for (uint32_t c = 0; c < cycles; c++) {
+		now += NSEC_PER_SEC;
+		scale_cycle(&w, &pb, c, now);
 	}
-	if (quick) {
-		seeds = 5;
-		cycles = 30;
-	}
-	if (seeds < 1 || seeds > 50 || nnodes < 40 || njobs < 1 || cycles < 1 || cpus < 1 ||
-	    cpus > 4096) {
-		fprintf(stderr, "bad arguments\n");
-		return 2;
-	}
+	scale_print(&w, cycles, pb.nplace);
+	for (uint32_t j = 0; j < njobs; j++)
+		control_job_fini(&w.jobs[j]);
+	free(w.jobs), free(w.fj), free(w.nodes), free(w.jnode), free(w.cnt), free(w.place);
+	free(w.table), free(w.scratch), free(w.t_ctl), free(w.t_fit), free(w.t_all), free(w.prank);
+	free(w.got);
+}
 
-	static struct resp R[3][2];
-
-	printf("# Controller algorithms on the SIMULATED BSP application (controller/sim.c)\n");
-	printf("# model: 10 s iterations at full speed, 4 ranks, slowest-rank aggregation, "
-	       "R_max given, eps = 3 for response; %d seeds\n",
-	       seeds);
+/* Fig. 7 of paper 004 against the simulation; R[k][a]: the responses at eps = 3. */
+static void print_fig7(int seeds, struct resp R[3][2])
+{
 	printf("\n## Fig. 7 (paper 004) vs simulation\n");
 	printf("%-11s %-9s %12s %12s %12s %12s %10s %10s %9s\n", "ratio", "algo", "resp it",
 	       "resp it", "resp s", "after", "eps min", "bytes", "changes");
@@ -461,7 +478,11 @@ int main(int argc, char **argv)
 	       "per iteration, the bound of DESIGN.md §3 —\n the real size is defined in "
 	       "common/proto_ctl.h)\n",
 	       RATE_MSG_BYTES);
+}
 
+/* Initial convergence (from R) and the response at eps = 2. */
+static void print_convergence(int seeds, struct resp R[3][2])
+{
 	printf("\n## Initial convergence from the 200 ms starting period (target 50 %%, eps 3):"
 	       " iterations to the band, median\n");
 	for (int k = 0; k < 3; k++) {
@@ -471,7 +492,6 @@ int main(int argc, char **argv)
 			       median(R[k][a].conv, R[k][a].nconv));
 		printf("\n");
 	}
-
 	printf("\n## Response at the paper's threshold limit, eps = 2: reports to the band "
 	       "(median/mean/p90), straddling report included\n");
 	printf("%-11s %-9s %16s %16s\n", "ratio", "algo", "1st visit", "revisit");
@@ -486,7 +506,51 @@ int main(int argc, char **argv)
 			       a ? "" : ratio_names[k], control_algo_name(a), d1, m1, p1, d2, m2,
 			       p2);
 		}
+}
 
+int main(int argc, char **argv)
+{
+	int seeds = 20;
+	uint32_t nnodes = 1000, njobs = 200, cycles = 200, cpus = 8;
+	bool quick = false;
+	static struct resp R[3][2];
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+			seeds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
+			nnodes = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--jobs") && i + 1 < argc)
+			njobs = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cycles") && i + 1 < argc)
+			cycles = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cpus") && i + 1 < argc)
+			cpus = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--quick"))
+			quick = true;
+		else {
+			fprintf(stderr,
+			        "usage: %s [--seeds N] [--nodes N] [--jobs N] "
+			        "[--cycles N] [--cpus N] [--quick]\n",
+			        argv[0]);
+			return 2;
+		}
+	}
+	if (quick) {
+		seeds = 5;
+		cycles = 30;
+	}
+	if (seeds < 1 || seeds > 50 || nnodes < 40 || njobs < 1 || cycles < 1 || cpus < 1 ||
+	    cpus > 4096) {
+		fprintf(stderr, "bad arguments\n");
+		return 2;
+	}
+	printf("# Controller algorithms on the SIMULATED BSP application (controller/sim.c)\n");
+	printf("# model: 10 s iterations at full speed, 4 ranks, slowest-rank aggregation, "
+	       "R_max given, eps = 3 for response; %d seeds\n",
+	       seeds);
+	print_fig7(seeds, R);
+	print_convergence(seeds, R);
 	scale(nnodes, njobs, 40, cpus, cycles);
 	return 0;
 }

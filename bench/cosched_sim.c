@@ -480,6 +480,96 @@ static double num_arg(int argc, char **argv, int *i, double lo, double hi)
 	return v;
 }
 
+static void parse_args(int argc, char **argv, struct params *p)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seeds"))
+			p->seeds = (uint32_t)num_arg(argc, argv, &i, 1, 1e7);
+		else if (!strcmp(argv[i], "--frames"))
+			p->frames = (uint32_t)num_arg(argc, argv, &i, NJOBS, 1e6);
+		else if (!strcmp(argv[i], "--slots"))
+			p->nslots = 2 * ((uint32_t)num_arg(argc, argv, &i, 2, MAXS) / 2);
+		else if (!strcmp(argv[i], "--mem-cap"))
+			p->mem_cap = num_arg(argc, argv, &i, 1, 1e6);
+		else if (!strcmp(argv[i], "--net-cap"))
+			p->net_cap = num_arg(argc, argv, &i, 1, 1e6);
+		else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "equal"))
+				p->equal_model = true;
+			else if (strcmp(argv[i], "partial"))
+				usage();
+		} else if (!strcmp(argv[i], "--tables"))
+			p->tables = true;
+		else
+			usage();
+	}
+}
+
+/* The model against paper 000 Sect. 3 (one node, two single-process runs). */
+static void model_check(const struct params *p)
+{
+	const struct bench mm = {"membench-max", p->mem_cap, 0};
+	const struct {
+		const struct bench *a, *b;
+		const char *paper;
+	} chk[] = {
+	    {&nas[1], &nas[1], "~100% (serialised)"},
+	    {&nas[6], &nas[6], "84-96%"},
+	    {&nas[7], &nas[7], "84-96%"},
+	    {&nas[4], &mm, "80.4%"},
+	    {&nas[0], &mm, "42.9%"},
+	    {&nas[3], &mm, "57.4%"},
+	    {&nas[2], &nas[2], "(lowest)"},
+	};
+
+	printf("\nmodel check: slowdown of the first job when two run on one node\n");
+	printf("| pair | model | paper 000 Sect. 3 |\n|---|---|---|\n");
+	for (size_t c = 0; c < sizeof(chk) / sizeof(chk[0]); c++) {
+		const struct bench *jb[NJOBS] = {chk[c].a, chk[c].b, chk[c].a, chk[c].a};
+		uint8_t run[NJOBS] = {1, 1, 0, 0};
+		double r[NJOBS];
+		slot_rates(p, jb, run, r);
+		printf("| %s + %s | %.0f%% | %s |\n", chk[c].a->name, chk[c].b->name,
+		       100 * (1 / r[0] - 1), chk[c].paper);
+	}
+}
+
+/* The throughput table of set s (A = the set's pair of jobs, X = each NAS kernel). */
+static void print_set(const struct params *p, int s, const struct bench *a,
+                      const struct result *res)
+{
+	static const char *const jn[3] = {"A", "X", "T"};
+
+	printf("\nnormalised throughput (1.00 = ideal share at stand-alone speed); "
+	       "A = the two %s, X = the two X, T = all four\n",
+	       a->name);
+	printf("| X | job | fitness | random mean [min, max] | FCFS/EDF | oblivious | "
+	       "max distance | min table | max table | fitness vs random | fitness vs FCFS | "
+	       "fitness vs max distance | A+A or X+X slots, rotate 0/1/2/3 (fitness) | "
+	       "paper 000: MemBUS vs Linux |\n"
+	       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t x = 0; x < NNAS; x++) {
+		const struct result *r = &res[x];
+		for (int c = 0; c < 3; c++) {
+			printf("| %s | %s | %.3f | %.3f [%.3f, %.3f] | %.3f | %.3f | %.3f "
+			       "| %.3f | "
+			       "%.3f | %+.1f%% | %+.1f%% | %+.1f%% |",
+			       c == 0 ? nas[x].name : "", jn[c], r->fit[c],
+			       r->rnd[c].sum / r->rnd[c].n, r->rnd[c].min, r->rnd[c].max,
+			       r->fcfs[c], r->obl[c], r->maxd[c], r->worst[c], r->best[c],
+			       gain(r->fit[c], r->rnd[c].sum / r->rnd[c].n),
+			       gain(r->fit[c], r->fcfs[c]), gain(r->fit[c], r->maxd[c]));
+			if (c == 0)
+				printf(" %u/%u/%u/%u of %u | %s |\n", r->fit_like[0],
+				       r->fit_like[1], r->fit_like[2], r->fit_like[3], p->nslots,
+				       paper_for(s, nas[x].name));
+			else
+				printf(" | |\n");
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct params p = {.mem_cap = 700,
@@ -488,68 +578,18 @@ int main(int argc, char **argv)
 	                   .nslots = 8, /* q = 0.5 s (Sect. 6), frame T = 4 s */
 	                   .frames = 8,
 	                   .seeds = 1000};
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--seeds"))
-			p.seeds = (uint32_t)num_arg(argc, argv, &i, 1, 1e7);
-		else if (!strcmp(argv[i], "--frames"))
-			p.frames = (uint32_t)num_arg(argc, argv, &i, NJOBS, 1e6);
-		else if (!strcmp(argv[i], "--slots"))
-			p.nslots = 2 * ((uint32_t)num_arg(argc, argv, &i, 2, MAXS) / 2);
-		else if (!strcmp(argv[i], "--mem-cap"))
-			p.mem_cap = num_arg(argc, argv, &i, 1, 1e6);
-		else if (!strcmp(argv[i], "--net-cap"))
-			p.net_cap = num_arg(argc, argv, &i, 1, 1e6);
-		else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
-			i++;
-			if (!strcmp(argv[i], "equal"))
-				p.equal_model = true;
-			else if (strcmp(argv[i], "partial"))
-				usage();
-		} else if (!strcmp(argv[i], "--tables"))
-			p.tables = true;
-		else
-			usage();
-	}
-
-	printf("cosched_sim: %d nodes x %d CPUs, M = %.0f MB/s, N = %.0f MB/s, %u slots/frame, "
-	       "%u frames, %u random seeds, model %s\n",
-	       NNODES, NCPUS, p.mem_cap, p.net_cap, p.nslots, p.frames, p.seeds,
-	       p.equal_model ? "equal" : "partial");
-
-	/* the model against paper 000 Sect. 3 (one node, two single-process runs) */
-	printf("\nmodel check: slowdown of the first job when two run on one node\n");
-	{
-		const struct bench mm = {"membench-max", p.mem_cap, 0};
-		const struct {
-			const struct bench *a, *b;
-			const char *paper;
-		} chk[] = {
-		    {&nas[1], &nas[1], "~100% (serialised)"},
-		    {&nas[6], &nas[6], "84-96%"},
-		    {&nas[7], &nas[7], "84-96%"},
-		    {&nas[4], &mm, "80.4%"},
-		    {&nas[0], &mm, "42.9%"},
-		    {&nas[3], &mm, "57.4%"},
-		    {&nas[2], &nas[2], "(lowest)"},
-		};
-		printf("| pair | model | paper 000 Sect. 3 |\n|---|---|---|\n");
-		for (size_t c = 0; c < sizeof(chk) / sizeof(chk[0]); c++) {
-			const struct bench *jb[NJOBS] = {chk[c].a, chk[c].b, chk[c].a, chk[c].a};
-			uint8_t run[NJOBS] = {1, 1, 0, 0};
-			double r[NJOBS];
-			slot_rates(&p, jb, run, r);
-			printf("| %s + %s | %.0f%% | %s |\n", chk[c].a->name, chk[c].b->name,
-			       100 * (1 / r[0] - 1), chk[c].paper);
-		}
-	}
-
 	static const char *const set_name[3] = {
 	    "Set 1: 2x CG + 2x X (paper 000 Sect. 6, Fig. 4 first graph)",
 	    "Set 2: 2x membench-min + 2x X (Fig. 4 second graph; membench-min bandwidth assumed)",
 	    "Set 3: 2x myribench + 2x X (Fig. 4 third graph; myribench bandwidths assumed)"};
 	const struct bench *set_a[3] = {&nas[1], &membench_min, &myribench};
 
+	parse_args(argc, argv, &p);
+	printf("cosched_sim: %d nodes x %d CPUs, M = %.0f MB/s, N = %.0f MB/s, %u slots/frame, "
+	       "%u frames, %u random seeds, model %s\n",
+	       NNODES, NCPUS, p.mem_cap, p.net_cap, p.nslots, p.frames, p.seeds,
+	       p.equal_model ? "equal" : "partial");
+	model_check(&p);
 	for (int s = 0; s < 3; s++) {
 		struct result res[NNAS];
 		printf("\n%s\n", set_name[s]);
@@ -562,35 +602,7 @@ int main(int argc, char **argv)
 				       set_a[s]->name, nas[x].name);
 			run_workload(&p, set_a[s], &nas[x], &res[x], show);
 		}
-		printf("\nnormalised throughput (1.00 = ideal share at stand-alone speed); "
-		       "A = the two %s, X = the two X, T = all four\n",
-		       set_a[s]->name);
-		printf(
-		    "| X | job | fitness | random mean [min, max] | FCFS/EDF | oblivious | "
-		    "max distance | min table | max table | fitness vs random | fitness vs FCFS | "
-		    "fitness vs max distance | A+A or X+X slots, rotate 0/1/2/3 (fitness) | "
-		    "paper 000: MemBUS vs Linux |\n"
-		    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-		for (size_t x = 0; x < NNAS; x++) {
-			const struct result *r = &res[x];
-			static const char *const jn[3] = {"A", "X", "T"};
-			for (int c = 0; c < 3; c++) {
-				printf("| %s | %s | %.3f | %.3f [%.3f, %.3f] | %.3f | %.3f | %.3f "
-				       "| %.3f | "
-				       "%.3f | %+.1f%% | %+.1f%% | %+.1f%% |",
-				       c == 0 ? nas[x].name : "", jn[c], r->fit[c],
-				       r->rnd[c].sum / r->rnd[c].n, r->rnd[c].min, r->rnd[c].max,
-				       r->fcfs[c], r->obl[c], r->maxd[c], r->worst[c], r->best[c],
-				       gain(r->fit[c], r->rnd[c].sum / r->rnd[c].n),
-				       gain(r->fit[c], r->fcfs[c]), gain(r->fit[c], r->maxd[c]));
-				if (c == 0)
-					printf(" %u/%u/%u/%u of %u | %s |\n", r->fit_like[0],
-					       r->fit_like[1], r->fit_like[2], r->fit_like[3],
-					       p.nslots, paper_for(s, nas[x].name));
-				else
-					printf(" | |\n");
-			}
-		}
+		print_set(&p, s, set_a[s], res);
 	}
 	return 0;
 }

@@ -1155,20 +1155,20 @@ static void report(double cpu0, double cpu_mid, double cpu1, double cpu_peak, do
 
 /* ---- main ---- */
 
-int main(int argc, char **argv)
+/* The run's schedule and what it measured of the controller's CPU (main's phases). */
+struct run {
+	mono_ns t_start, t_set, t_end;
+	struct cursor cj, chb, cbw, cst;
+	double cpu0, cpu1, cpu_mid, self0, self1, cpu_prev, cpu_peak;
+	mono_ns next_cpu, prev_cpu_at;
+	int ok, set_done, retarget_done;
+};
+
+/* Context, sockets' tables, epoll, per-tick records, the nodes' names and placement. */
+static int setup(void)
 {
 	struct rlimit rl;
-	mono_ns now, t_reg, t_start, t_set, t_end;
-	struct cursor cj, chb, cbw, cst;
-	double cpu0 = 0, cpu1 = 0, cpu_mid = 0, self0 = 0, self1 = 0, cpu_prev = 0, cpu_peak = 0;
-	mono_ns next_cpu = 0, prev_cpu_at = 0;
-	int registered = 0, ok = 1, set_done = 0, retarget_done = 0;
-	long rss, hwm;
 
-	if (parse_args(argc, argv) != 0) {
-		usage(stderr);
-		return 2;
-	}
 	/* 1,000 DEALERs: two descriptors each (mailbox, TCP) */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -1177,7 +1177,7 @@ int main(int argc, char **argv)
 	zctx = zmq_ctx_new();
 	if (zctx == NULL || zmq_ctx_set(zctx, ZMQ_MAX_SOCKETS, o.nodes + o.jobs + 64) != 0) {
 		fprintf(stderr, "ctl_scale: zmq context: %s\n", zmq_strerror(zmq_errno()));
-		return 1;
+		return -1;
 	}
 	nodes = calloc((size_t)o.nodes, sizeof(*nodes));
 	jobs = calloc((size_t)o.jobs, sizeof(*jobs));
@@ -1193,14 +1193,20 @@ int main(int argc, char **argv)
 	if (!nodes || !jobs || !socks || !dirty || !dirty_list || epfd < 0 || !tick_t0 ||
 	    !tick_last || !tick_echoes) {
 		fprintf(stderr, "ctl_scale: out of memory\n");
-		return 1;
+		return -1;
 	}
 	for (int i = 0; i < o.nodes; i++)
 		snprintf(nodes[i].name, sizeof(nodes[i].name), "node%04d", i);
 	place();
+	return 0;
+}
 
-	/* connect and register every node */
-	now = mono_now();
+/* Connects every node and registers it, the jobs' and the listing's admin sockets. */
+static int register_all(void)
+{
+	mono_ns now = mono_now(), t_reg = now;
+	int registered = 0;
+
 	for (int i = 0; i < o.nodes; i++) {
 		nodes[i].sock = dealer(o.agents);
 		watch(i, nodes[i].sock);
@@ -1212,7 +1218,6 @@ int main(int argc, char **argv)
 	}
 	lst = dealer(o.admin);
 	watch(nsocks - 1, lst);
-	t_reg = now;
 	while (registered < o.nodes) {
 		recv_pass(100);
 		now = mono_now();
@@ -1225,161 +1230,183 @@ int main(int argc, char **argv)
 		if (now - t_reg > REGISTER_LIMIT) {
 			fprintf(stderr, "ctl_scale: only %d of %d nodes registered in 60 s\n",
 			        registered, o.nodes);
-			return 1;
+			return -1;
 		}
 	}
 	fprintf(stderr, "ctl_scale: %d nodes registered in %.0f ms, %d jobs x %d ranks\n", o.nodes,
 	        (double)(mono_now() - t_reg) / 1e6, o.jobs, o.ranks);
+	return 0;
+}
 
-	/* the run: reports from t_start, targets at t_set, window [w0, w1), retarget mid */
-	t_start = mono_now() + 500 * NSEC_PER_MSEC;
-	t_set = t_start + (2 * o.interval > NSEC_PER_SEC ? 2 * o.interval : NSEC_PER_SEC);
-	w0 = t_start + o.warmup;
+/* The run: reports from t_start, targets at t_set, window [w0, w1), retarget mid. */
+static void schedule(struct run *r)
+{
+	r->t_start = mono_now() + 500 * NSEC_PER_MSEC;
+	r->t_set = r->t_start + (2 * o.interval > NSEC_PER_SEC ? 2 * o.interval : NSEC_PER_SEC);
+	w0 = r->t_start + o.warmup;
 	w1 = w0 + o.measure;
 	t_retarget = w0 + o.measure / 2;
-	t_end = w1 + 2 * NSEC_PER_SEC; /* outstanding replies */
+	r->t_end = w1 + 2 * NSEC_PER_SEC; /* outstanding replies */
 	for (int j = 0; j < o.jobs; j++) {
-		jobs[j].acc_at = t_start;
-		jobs[j].last_report = t_start;
-		jobs[j].last_rate_at = t_start;
+		jobs[j].acc_at = r->t_start;
+		jobs[j].last_report = r->t_start;
+		jobs[j].last_rate_at = r->t_start;
 	}
-	cj = (struct cursor){o.jobs, o.interval, t_start, !o.burst, 0};
-	chb = (struct cursor){o.nodes, hb_every, t_start, !o.burst, 0};
-	cbw = (struct cursor){o.nodes, BW_EVERY, t_start, !o.burst, 0};
-	cst = (struct cursor){o.nodes, STATS_EVERY, t_start, !o.burst, 0};
+	r->cj = (struct cursor){o.jobs, o.interval, r->t_start, !o.burst, 0};
+	r->chb = (struct cursor){o.nodes, hb_every, r->t_start, !o.burst, 0};
+	r->cbw = (struct cursor){o.nodes, BW_EVERY, r->t_start, !o.burst, 0};
+	r->cst = (struct cursor){o.nodes, STATS_EVERY, r->t_start, !o.burst, 0};
+}
 
-	for (;;) {
-		struct cursor *cs[4] = {&cj, &cbw, &cst, &chb}; /* order: heartbeats last */
-		mono_ns next = t_end;
-		int fired = 0;
+/* The window's edges (CPU, scheduler and job samples) and the controller's CPU every s. */
+static void window_edges(struct run *r, mono_ns now)
+{
+	if (!in_window && !mono_before(now, w0) && mono_before(now, w1)) {
+		in_window = true;
+		proc_cpu(o.pid, &r->cpu0);
+		sched_sample(0);
+		r->self0 = self_cpu();
+		r->cpu_prev = r->cpu0;
+		r->prev_cpu_at = now;
+		r->next_cpu = now + NSEC_PER_SEC;
+		admin_list(0);
+	}
+	if (in_window && !mono_before(now, w1)) {
+		in_window = false;
+		proc_cpu(o.pid, &r->cpu1);
+		sched_sample(2);
+		r->self1 = self_cpu();
+		admin_list(2);
+	}
+	if (in_window && !mono_before(now, r->next_cpu)) {
+		double c;
+		if (proc_cpu(o.pid, &c) == 0) {
+			double p =
+			    100.0 * (c - r->cpu_prev) / ((double)(now - r->prev_cpu_at) / 1e9);
+			if (p > r->cpu_peak)
+				r->cpu_peak = p;
+			r->cpu_prev = c;
+			r->prev_cpu_at = now;
+		}
+		r->next_cpu += NSEC_PER_SEC;
+	}
+}
 
-		now = mono_now();
-		if (!mono_before(now, t_end))
-			break;
-		if (!in_window && !mono_before(now, w0) && mono_before(now, w1)) {
-			in_window = true;
-			proc_cpu(o.pid, &cpu0);
-			sched_sample(0);
-			self0 = self_cpu();
-			cpu_prev = cpu0;
-			prev_cpu_at = now;
-			next_cpu = now + NSEC_PER_SEC;
-			admin_list(0);
-		}
-		if (in_window && !mono_before(now, w1)) {
-			in_window = false;
-			proc_cpu(o.pid, &cpu1);
-			sched_sample(2);
-			self1 = self_cpu();
-			admin_list(2);
-		}
-		if (in_window && !mono_before(now, next_cpu)) {
-			double c;
-			if (proc_cpu(o.pid, &c) == 0) {
-				double p =
-				    100.0 * (c - cpu_prev) / ((double)(now - prev_cpu_at) / 1e9);
-				if (p > cpu_peak)
-					cpu_peak = p;
-				cpu_prev = c;
-				prev_cpu_at = now;
-			}
-			next_cpu += NSEC_PER_SEC;
-		}
-		if (!set_done && !mono_before(now, t_set)) {
-			set_done = 1;
-			for (int j = 0; j < o.jobs; j++)
-				admin_send(&jobs[j], target_milli(j, 0), now, true);
-		}
-		if (!retarget_done && !mono_before(now, t_retarget)) {
-			retarget_done = 1;
-			proc_cpu(o.pid, &cpu_mid);
-			sched_sample(1);
-			admin_list(1);
-			for (int j = 0; j < o.jobs; j++) {
-				if (jobs[j].adm_pending) {
-					fprintf(stderr,
-					        "ctl_scale: %s: first target still pending\n",
-					        jobs[j].name);
-					ok = 0;
-					continue;
-				}
-				admin_send(&jobs[j], target_milli(j, 1), now, true);
-			}
-		}
+/* The targets at t_set and the retarget; EBUSY retries. Returns the next retry time. */
+static mono_ns admin_phases(struct run *r, mono_ns now, mono_ns next)
+{
+	if (!r->set_done && !mono_before(now, r->t_set)) {
+		r->set_done = 1;
+		for (int j = 0; j < o.jobs; j++)
+			admin_send(&jobs[j], target_milli(j, 0), now, true);
+	}
+	if (!r->retarget_done && !mono_before(now, t_retarget)) {
+		r->retarget_done = 1;
+		proc_cpu(o.pid, &r->cpu_mid);
+		sched_sample(1);
+		admin_list(1);
 		for (int j = 0; j < o.jobs; j++) {
-			struct sjob *jb = &jobs[j];
-			if (jb->adm_pending && jb->adm_retry_at != 0) {
-				if (!mono_before(now, jb->adm_retry_at))
-					admin_send(jb, jb->adm_milli, now, false);
-				else
-					next = mono_min(next, jb->adm_retry_at);
+			if (jobs[j].adm_pending) {
+				fprintf(stderr, "ctl_scale: %s: first target still pending\n",
+				        jobs[j].name);
+				r->ok = 0;
+				continue;
 			}
+			admin_send(&jobs[j], target_milli(j, 1), now, true);
 		}
-		/* fire what is due, reading the controller's messages every few events */
-		for (int c = 0; c < 4; c++) {
-			/* bounded, so that window edges and replies are handled when behind */
-			for (int burst = 0;
-			     burst < 4 * RECV_EVERY && !mono_before(mono_now(), cur_due(cs[c]));
-			     burst++) {
-				int e = cur_entity(cs[c]);
-				mono_ns t = mono_now();
+	}
+	for (int j = 0; j < o.jobs; j++) {
+		struct sjob *jb = &jobs[j];
+		if (jb->adm_pending && jb->adm_retry_at != 0) {
+			if (!mono_before(now, jb->adm_retry_at))
+				admin_send(jb, jb->adm_milli, now, false);
+			else
+				next = mono_min(next, jb->adm_retry_at);
+		}
+	}
+	return next;
+}
 
-				if (cs[c] == &cj) {
-					if (e == 0) {
-						burst_t0 = t;
-						burst_due = cur_due(cs[c]);
-					}
-					job_report(&jobs[e], t);
-				} else if (cs[c] == &cbw) {
-					if (nodes[e].up)
-						send_bw(&nodes[e]);
-				} else if (cs[c] == &cst) {
-					if (nodes[e].up)
-						send_stats(&nodes[e]);
-				} else {
-					uint64_t seq = cs[c]->k / (uint64_t)o.nodes;
-					/* a full round: the heartbeats that follow a tick's reports
-					 */
-					if (o.burst && seq < nticks && e == 0 && in_window &&
-					    burst_due == cur_due(cs[c]))
-						tick_t0[seq] = burst_t0;
-					if (nodes[e].up)
-						send_hb(&nodes[e], seq, t);
-					else if (t - nodes[e].hello_sent > HELLO_RESEND)
-						send_hello(&nodes[e], t);
-				}
-				cs[c]->k++;
-				if (++fired % RECV_EVERY == 0)
-					recv_pass(0);
-			}
-			next = mono_min(next, cur_due(cs[c]));
+/* Entity e of cursor c is due: its report, BW, TASK_STATS or heartbeat. */
+static void fire(struct run *r, struct cursor *c, int e, mono_ns t)
+{
+	if (c == &r->cj) {
+		if (e == 0) {
+			burst_t0 = t;
+			burst_due = cur_due(c);
 		}
+		job_report(&jobs[e], t);
+	} else if (c == &r->cbw) {
+		if (nodes[e].up)
+			send_bw(&nodes[e]);
+	} else if (c == &r->cst) {
+		if (nodes[e].up)
+			send_stats(&nodes[e]);
+	} else {
+		uint64_t seq = c->k / (uint64_t)o.nodes;
+		/* a full round: the heartbeats that follow a tick's reports */
+		if (o.burst && seq < nticks && e == 0 && in_window && burst_due == cur_due(c))
+			tick_t0[seq] = burst_t0;
+		if (nodes[e].up)
+			send_hb(&nodes[e], seq, t);
+		else if (t - nodes[e].hello_sent > HELLO_RESEND)
+			send_hello(&nodes[e], t);
+	}
+}
+
+/* Fires what is due, reading the controller's messages every few events. Returns when the
+ * next one is due. */
+static mono_ns fire_due(struct run *r, mono_ns next)
+{
+	struct cursor *cs[4] = {&r->cj, &r->cbw, &r->cst, &r->chb}; /* heartbeats last */
+	int fired = 0;
+
+	for (int c = 0; c < 4; c++) {
+		/* bounded, so that window edges and replies are handled when behind */
+		for (int burst = 0;
+		     burst < 4 * RECV_EVERY && !mono_before(mono_now(), cur_due(cs[c])); burst++) {
+			fire(r, cs[c], cur_entity(cs[c]), mono_now());
+			cs[c]->k++;
+			if (++fired % RECV_EVERY == 0)
+				recv_pass(0);
+		}
+		next = mono_min(next, cur_due(cs[c]));
+	}
+	return next;
+}
+
+static void run(struct run *r)
+{
+	for (;;) {
+		mono_ns now = mono_now(), next = r->t_end;
+
+		if (!mono_before(now, r->t_end))
+			break;
+		window_edges(r, now);
+		next = admin_phases(r, now, next);
+		next = fire_due(r, next);
 		if (in_window)
-			next = mono_min(next, mono_min(next_cpu, w1));
+			next = mono_min(next, mono_min(r->next_cpu, w1));
 		else if (mono_before(now, w0))
 			next = mono_min(next, w0);
-		next = mono_min(next, set_done ? t_retarget : t_set);
+		next = mono_min(next, r->set_done ? t_retarget : r->t_set);
 		now = mono_now();
 		recv_pass(mono_before(now, next)
 		              ? (long)((next - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)
 		              : 0);
 	}
-	rss = proc_status_kb(o.pid, "VmRSS");
-	hwm = proc_status_kb(o.pid, "VmHWM");
+}
 
-	/* full rounds (--burst): ticks whose every node's echo came back */
-	for (uint64_t k = 0; o.burst && k < nticks; k++)
-		if (tick_t0[k] != 0 && tick_echoes[k] == o.nodes)
-			samples_add(&round_t[phase_of(tick_t0[k])],
-			            (double)(tick_last[k] - tick_t0[k]) / 1e6);
-
-	report(cpu0, cpu_mid, cpu1, cpu_peak, self1 - self0, rss, hwm);
+/* Closes and frees everything; false when a target change was never answered. */
+static bool teardown(void)
+{
+	bool ok = true;
 
 	for (int j = 0; j < o.jobs; j++) {
 		if (jobs[j].adm_pending) {
 			fprintf(stderr, "ctl_scale: %s: target change not answered\n",
 			        jobs[j].name);
-			ok = 0;
+			ok = false;
 		}
 		zmq_close(jobs[j].adm);
 		free(jobs[j].node);
@@ -1389,8 +1416,6 @@ int main(int argc, char **argv)
 		zmq_close(nodes[i].sock);
 	zmq_close(lst);
 	zmq_ctx_term(zctx);
-	if (adm_refused > 0 || bad_frames > 0)
-		ok = 0;
 	free(nodes);
 	free(jobs);
 	free(socks);
@@ -1409,5 +1434,31 @@ int main(int argc, char **argv)
 	free(lat_adm_first.v);
 	free(lat_adm_all.v);
 	free(lat_adm_reply.v);
-	return ok ? 0 : 1;
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = {.ok = 1};
+	long rss, hwm;
+
+	if (parse_args(argc, argv) != 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (setup() != 0 || register_all() != 0)
+		return 1;
+	schedule(&r);
+	run(&r);
+	rss = proc_status_kb(o.pid, "VmRSS");
+	hwm = proc_status_kb(o.pid, "VmHWM");
+	/* full rounds (--burst): ticks whose every node's echo came back */
+	for (uint64_t k = 0; o.burst && k < nticks; k++)
+		if (tick_t0[k] != 0 && tick_echoes[k] == o.nodes)
+			samples_add(&round_t[phase_of(tick_t0[k])],
+			            (double)(tick_last[k] - tick_t0[k]) / 1e6);
+	report(r.cpu0, r.cpu_mid, r.cpu1, r.cpu_peak, r.self1 - r.self0, rss, hwm);
+	if (!teardown() || adm_refused > 0 || bad_frames > 0)
+		r.ok = 0;
+	return r.ok ? 0 : 1;
 }

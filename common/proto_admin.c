@@ -586,6 +586,116 @@ static int get_count(struct rd *r, size_t min_wire, size_t elem, uint16_t *n, vo
 	return 0;
 }
 
+/* The job, node and rank records of a reply. 0 or the status with why. */
+static int read_records(struct rd *r, struct padm_reply *p, bool *strs, char *why, size_t whylen)
+{
+	void *arr;
+	int rc;
+
+	rc =
+	    get_count(r, PADM_JOB_FIXED + 2, sizeof(*p->jobs), &p->njobs, &arr, "job", why, whylen);
+	if (rc < 0)
+		return rc;
+	p->jobs = arr;
+	for (uint16_t i = 0; i < p->njobs && !r->bad; i++)
+		get_job(r, &p->jobs[i], strs);
+	rc = get_count(r, PADM_NODE_FIXED + 1, sizeof(*p->nodes), &p->nnodes, &arr, "node", why,
+	               whylen);
+	if (rc < 0)
+		return rc;
+	p->nodes = arr;
+	for (uint16_t i = 0; i < p->nnodes && !r->bad; i++)
+		get_node(r, &p->nodes[i], strs);
+	rc = get_count(r, PADM_RANK_FIXED + 2, sizeof(*p->ranks), &p->nranks, &arr, "rank", why,
+	               whylen);
+	if (rc < 0)
+		return rc;
+	p->ranks = arr;
+	for (uint16_t i = 0; i < p->nranks && !r->bad; i++)
+		get_rank(r, &p->ranks[i], strs);
+	return 0;
+}
+
+/* The co-scheduling plan of a reply and its slot records. 0 or the status with why. */
+static int read_plan(struct rd *r, struct padm_reply *p, bool *strs, char *why, size_t whylen)
+{
+	void *arr;
+	int rc;
+
+	p->plan.flags = get_u8(r);
+	p->plan.frame_slots = get_u16(r);
+	p->plan.slots = get_u16(r);
+	p->plan.slot_ns = get_u64(r);
+	p->plan.need = get_u32(r);
+	p->plan.got = get_u32(r);
+	p->plan.nwin = get_u8(r);
+	if (p->plan.nwin > PADM_MAX_WINDOWS) {
+		text_fmt(why, whylen, "reply: %u windows, at most %d", p->plan.nwin,
+		         PADM_MAX_WINDOWS);
+		return -EBADMSG;
+	}
+	for (uint8_t i = 0; i < p->plan.nwin; i++) {
+		p->plan.win[i].period = get_u64(r);
+		p->plan.win[i].slice = get_u64(r);
+		p->plan.win[i].deadline = get_u64(r);
+		p->plan.win[i].phase = get_u64(r);
+	}
+	rc = get_count(r, PADM_SLOT_FIXED + 2, sizeof(*p->slots), &p->nslots, &arr, "slot", why,
+	               whylen);
+	if (rc < 0)
+		return rc;
+	p->slots = arr;
+	for (uint16_t i = 0; i < p->nslots && !r->bad; i++) {
+		p->slots[i].slot = get_u16(r);
+		*strs &= get_str(r, p->slots[i].node, PADM_NAME_MAX);
+		*strs &= get_str(r, p->slots[i].job, PADM_NAME_MAX);
+	}
+	return 0;
+}
+
+/* The first malformed record of a reply: its kind (NULL: none) and index in *i. */
+static const char *bad_record(const struct padm_reply *p, uint16_t *i)
+{
+	for (*i = 0; *i < p->njobs; (*i)++)
+		if (!job_ok(&p->jobs[*i]))
+			return "job";
+	for (*i = 0; *i < p->nnodes; (*i)++)
+		if (!node_ok(&p->nodes[*i]))
+			return "node";
+	for (*i = 0; *i < p->nranks; (*i)++)
+		if (!rank_ok(&p->ranks[*i]))
+			return "rank";
+	return NULL;
+}
+
+/* Every field of a decoded reply in range. 0 or -EBADMSG with why. */
+static int reply_valid(const struct padm_reply *p, bool strs, char *why, size_t whylen)
+{
+	const char *kind;
+	uint16_t i;
+
+	if (!strs) {
+		text_fmt(why, whylen, "reply: a string is too long or has a NUL byte");
+	} else if (p->status > 0 || p->status < -ERRNO_MAX) {
+		text_fmt(why, whylen, "reply status %d: must be 0 or -errno", (int)p->status);
+	} else if (!reason_ok(p->reason, strlen(p->reason))) {
+		text_fmt(why, whylen, "reply: reason has unprintable bytes");
+	} else if ((kind = bad_record(p, &i)) != NULL) {
+		text_fmt(why, whylen, "reply: %s record %u is malformed", kind, i);
+	} else if (!plan_ok(&p->plan, p->nslots)) {
+		text_fmt(why, whylen, "reply: the plan is malformed (flags, slots or windows)");
+	} else {
+		for (i = 0; i < p->nslots; i++) {
+			if (!slot_ok(&p->slots[i], &p->plan)) {
+				text_fmt(why, whylen, "reply: slot record %u is malformed", i);
+				return -EBADMSG;
+			}
+		}
+		return 0;
+	}
+	return -EBADMSG;
+}
+
 int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *out, char *why,
                       size_t whylen)
 {
@@ -593,7 +703,6 @@ int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *out, ch
 	struct padm_reply p;
 	uint8_t type = 0;
 	bool strs = true;
-	void *arr;
 	int rc;
 
 	rc = check_header(buf, len, &type, why, whylen);
@@ -606,109 +715,15 @@ int padm_decode_reply(const uint8_t *buf, size_t len, struct padm_reply *out, ch
 	memset(&p, 0, sizeof(p));
 	p.status = get_i32(&r);
 	strs &= get_str(&r, p.reason, PADM_REASON_MAX);
-
-	rc = get_count(&r, PADM_JOB_FIXED + 2, sizeof(*p.jobs), &p.njobs, &arr, "job", why, whylen);
-	if (rc < 0)
-		goto fail;
-	p.jobs = arr;
-	for (uint16_t i = 0; i < p.njobs && !r.bad; i++)
-		get_job(&r, &p.jobs[i], &strs);
-
-	rc = get_count(&r, PADM_NODE_FIXED + 1, sizeof(*p.nodes), &p.nnodes, &arr, "node", why,
-	               whylen);
-	if (rc < 0)
-		goto fail;
-	p.nodes = arr;
-	for (uint16_t i = 0; i < p.nnodes && !r.bad; i++)
-		get_node(&r, &p.nodes[i], &strs);
-
-	rc = get_count(&r, PADM_RANK_FIXED + 2, sizeof(*p.ranks), &p.nranks, &arr, "rank", why,
-	               whylen);
-	if (rc < 0)
-		goto fail;
-	p.ranks = arr;
-	for (uint16_t i = 0; i < p.nranks && !r.bad; i++)
-		get_rank(&r, &p.ranks[i], &strs);
-
-	p.plan.flags = get_u8(&r);
-	p.plan.frame_slots = get_u16(&r);
-	p.plan.slots = get_u16(&r);
-	p.plan.slot_ns = get_u64(&r);
-	p.plan.need = get_u32(&r);
-	p.plan.got = get_u32(&r);
-	p.plan.nwin = get_u8(&r);
-	if (p.plan.nwin > PADM_MAX_WINDOWS) {
-		text_fmt(why, whylen, "reply: %u windows, at most %d", p.plan.nwin,
-		         PADM_MAX_WINDOWS);
-		rc = -EBADMSG;
-		goto fail;
-	}
-	for (uint8_t i = 0; i < p.plan.nwin; i++) {
-		p.plan.win[i].period = get_u64(&r);
-		p.plan.win[i].slice = get_u64(&r);
-		p.plan.win[i].deadline = get_u64(&r);
-		p.plan.win[i].phase = get_u64(&r);
-	}
-	rc = get_count(&r, PADM_SLOT_FIXED + 2, sizeof(*p.slots), &p.nslots, &arr, "slot", why,
-	               whylen);
-	if (rc < 0)
-		goto fail;
-	p.slots = arr;
-	for (uint16_t i = 0; i < p.nslots && !r.bad; i++) {
-		p.slots[i].slot = get_u16(&r);
-		strs &= get_str(&r, p.slots[i].node, PADM_NAME_MAX);
-		strs &= get_str(&r, p.slots[i].job, PADM_NAME_MAX);
-	}
-
-	rc = check_end(&r, "reply", why, whylen);
-	if (rc < 0)
-		goto fail;
-	rc = -EBADMSG;
-	if (!strs) {
-		text_fmt(why, whylen, "reply: a string is too long or has a NUL byte");
-		goto fail;
-	}
-	if (p.status > 0 || p.status < -ERRNO_MAX) {
-		text_fmt(why, whylen, "reply status %d: must be 0 or -errno", (int)p.status);
-		goto fail;
-	}
-	if (!reason_ok(p.reason, strlen(p.reason))) {
-		text_fmt(why, whylen, "reply: reason has unprintable bytes");
-		goto fail;
-	}
-	for (uint16_t i = 0; i < p.njobs; i++) {
-		if (!job_ok(&p.jobs[i])) {
-			text_fmt(why, whylen, "reply: job record %u is malformed", i);
-			goto fail;
-		}
-	}
-	for (uint16_t i = 0; i < p.nnodes; i++) {
-		if (!node_ok(&p.nodes[i])) {
-			text_fmt(why, whylen, "reply: node record %u is malformed", i);
-			goto fail;
-		}
-	}
-	for (uint16_t i = 0; i < p.nranks; i++) {
-		if (!rank_ok(&p.ranks[i])) {
-			text_fmt(why, whylen, "reply: rank record %u is malformed", i);
-			goto fail;
-		}
-	}
-	if (!plan_ok(&p.plan, p.nslots)) {
-		text_fmt(why, whylen, "reply: the plan is malformed (flags, slots or windows)");
-		goto fail;
-	}
-	for (uint16_t i = 0; i < p.nslots; i++) {
-		if (!slot_ok(&p.slots[i], &p.plan)) {
-			text_fmt(why, whylen, "reply: slot record %u is malformed", i);
-			goto fail;
-		}
+	if ((rc = read_records(&r, &p, &strs, why, whylen)) < 0 ||
+	    (rc = read_plan(&r, &p, &strs, why, whylen)) < 0 ||
+	    (rc = check_end(&r, "reply", why, whylen)) < 0 ||
+	    (rc = reply_valid(&p, strs, why, whylen)) < 0) {
+		padm_reply_release(&p);
+		return rc;
 	}
 	*out = p;
 	return 0;
-fail:
-	padm_reply_release(&p);
-	return rc;
 }
 
 void padm_reply_release(struct padm_reply *r)

@@ -185,6 +185,64 @@ static int check_msg(const struct pctl_msg *m)
 	return -EINVAL;
 }
 
+static void encode_bw(const struct pctl_bw *b, struct wire_w *w)
+{
+	wire_put_u64(w, b->window_ns);
+	wire_put_u64(w, b->node_rx_bps);
+	wire_put_u64(w, b->node_tx_bps);
+	wire_put_u8(w, b->node_src);
+	wire_put_u16(w, b->n);
+	for (unsigned i = 0; i < b->n; i++) {
+		const struct pctl_bw_entry *e = &b->e[i];
+		wire_put_u32(w, e->job);
+		wire_put_u32(w, e->rank);
+		wire_put_u32(w, (uint32_t)e->pid);
+		wire_put_u64(w, e->mem_bps);
+		wire_put_u64(w, e->net_tx_bps);
+		wire_put_u64(w, e->net_rx_bps);
+		wire_put_u8(w, e->mem_src);
+		wire_put_u8(w, e->net_src);
+	}
+}
+
+static void encode_stats(const struct pctl_task_stats *s, struct wire_w *w)
+{
+	wire_put_u16(w, s->n);
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct pctl_stats_entry *e = &s->e[i];
+		wire_put_u32(w, e->job);
+		wire_put_u32(w, e->rank);
+		wire_put_u64(w, e->gen);
+		wire_put_u32(w, (uint32_t)e->st.pid);
+		wire_put_u32(w, (uint32_t)e->st.cpu);
+		wire_put_u8(w, e->st.park);
+		wire_put_u32(w, e->st.nthreads);
+		wire_put_u64(w, e->st.resv.period);
+		wire_put_u64(w, e->st.resv.slice);
+		wire_put_u64(w, e->st.resv.deadline);
+		wire_put_u64(w, e->st.resv.phase);
+		wire_put_u64(w, e->st.managed_ns);
+		wire_put_u64(w, e->st.periods);
+		wire_put_u64(w, e->st.cpu_ns);
+		wire_put_u64(w, e->st.misses);
+		wire_put_u64(w, e->st.lateness_total_ns);
+		wire_put_u64(w, e->st.lateness_max_ns);
+	}
+}
+
+static void encode_constraint(const struct pctl_constraint *c, struct wire_w *w)
+{
+	wire_put_u64(w, c->gen);
+	wire_put_u8(w, c->nwin);
+	for (unsigned i = 0; i < c->nwin; i++) {
+		wire_put_u64(w, c->win[i].period);
+		wire_put_u64(w, c->win[i].slice);
+		wire_put_u64(w, c->win[i].deadline);
+		wire_put_u64(w, c->win[i].phase);
+	}
+	put_str(w, c->job);
+}
+
 static void encode_body(const struct pctl_msg *m, struct wire_w *w)
 {
 	wire_put_u8(w, PCTL_MAGIC);
@@ -233,64 +291,15 @@ static void encode_body(const struct pctl_msg *m, struct wire_w *w)
 		wire_put_u64(w, r->interval_ns);
 		break;
 	}
-	case PCTL_BW: {
-		const struct pctl_bw *b = &m->u.bw;
-		wire_put_u64(w, b->window_ns);
-		wire_put_u64(w, b->node_rx_bps);
-		wire_put_u64(w, b->node_tx_bps);
-		wire_put_u8(w, b->node_src);
-		wire_put_u16(w, b->n);
-		for (unsigned i = 0; i < b->n; i++) {
-			const struct pctl_bw_entry *e = &b->e[i];
-			wire_put_u32(w, e->job);
-			wire_put_u32(w, e->rank);
-			wire_put_u32(w, (uint32_t)e->pid);
-			wire_put_u64(w, e->mem_bps);
-			wire_put_u64(w, e->net_tx_bps);
-			wire_put_u64(w, e->net_rx_bps);
-			wire_put_u8(w, e->mem_src);
-			wire_put_u8(w, e->net_src);
-		}
+	case PCTL_BW:
+		encode_bw(&m->u.bw, w);
 		break;
-	}
-	case PCTL_TASK_STATS: {
-		const struct pctl_task_stats *s = &m->u.stats;
-		wire_put_u16(w, s->n);
-		for (unsigned i = 0; i < s->n; i++) {
-			const struct pctl_stats_entry *e = &s->e[i];
-			wire_put_u32(w, e->job);
-			wire_put_u32(w, e->rank);
-			wire_put_u64(w, e->gen);
-			wire_put_u32(w, (uint32_t)e->st.pid);
-			wire_put_u32(w, (uint32_t)e->st.cpu);
-			wire_put_u8(w, e->st.park);
-			wire_put_u32(w, e->st.nthreads);
-			wire_put_u64(w, e->st.resv.period);
-			wire_put_u64(w, e->st.resv.slice);
-			wire_put_u64(w, e->st.resv.deadline);
-			wire_put_u64(w, e->st.resv.phase);
-			wire_put_u64(w, e->st.managed_ns);
-			wire_put_u64(w, e->st.periods);
-			wire_put_u64(w, e->st.cpu_ns);
-			wire_put_u64(w, e->st.misses);
-			wire_put_u64(w, e->st.lateness_total_ns);
-			wire_put_u64(w, e->st.lateness_max_ns);
-		}
+	case PCTL_TASK_STATS:
+		encode_stats(&m->u.stats, w);
 		break;
-	}
-	case PCTL_CONSTRAINT: {
-		const struct pctl_constraint *c = &m->u.cons;
-		wire_put_u64(w, c->gen);
-		wire_put_u8(w, c->nwin);
-		for (unsigned i = 0; i < c->nwin; i++) {
-			wire_put_u64(w, c->win[i].period);
-			wire_put_u64(w, c->win[i].slice);
-			wire_put_u64(w, c->win[i].deadline);
-			wire_put_u64(w, c->win[i].phase);
-		}
-		put_str(w, c->job);
+	case PCTL_CONSTRAINT:
+		encode_constraint(&m->u.cons, w);
 		break;
-	}
 	case PCTL_EPOCH:
 		wire_put_u64(w, m->u.epoch.realtime_ns);
 		break;
@@ -359,227 +368,242 @@ static long fixed_body(uint8_t t)
 	return -1;
 }
 
+/* n entries of wire bytes each must fill the rest of the frame exactly. */
+static int entries_ok(const struct wire_r *r, unsigned n, size_t wire, const char *tn, char *why,
+                      size_t whylen)
+{
+	size_t need = (size_t)n * wire, have = r->len - r->off;
+
+	if (n > PCTL_MAX_ENTRIES) {
+		text_fmt(why, whylen, "%s: %u entries > %d", tn, n, PCTL_MAX_ENTRIES);
+		return -EBADMSG;
+	}
+	if (have != need) {
+		text_fmt(why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu", tn,
+		         have < need ? "short" : "long", have, n, need);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int decode_hello(struct wire_r *r, struct pctl_hello *h, const char *tn, char *why,
+                        size_t whylen)
+{
+	h->proto_version = wire_get_u16(r);
+	h->ncpus = wire_get_u16(r);
+	h->mem_capacity = wire_get_u64(r);
+	h->net_capacity = wire_get_u64(r);
+	h->instance = wire_get_u64(r);
+	if (!get_str(r, h->node, PCTL_NAME_MAX, true)) {
+		text_fmt(why, whylen, "%s: bad node name", tn);
+		return -EBADMSG;
+	}
+	if (!r->short_read && h->ncpus == 0) {
+		text_fmt(why, whylen, "%s: ncpus 0", tn);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int decode_job_proc(struct wire_r *r, struct pctl_job_proc *p, const char *tn, char *why,
+                           size_t whylen)
+{
+	p->job = wire_get_u32(r);
+	p->rank = wire_get_u32(r);
+	p->pid = (int32_t)wire_get_u32(r);
+	p->event = wire_get_u8(r);
+	if (!get_str(r, p->name, PCTL_NAME_MAX, true)) {
+		text_fmt(why, whylen, "%s: bad job name", tn);
+		return -EBADMSG;
+	}
+	if (r->short_read)
+		return 0;
+	if (p->pid <= 0) {
+		text_fmt(why, whylen, "%s: pid %d", tn, (int)p->pid);
+		return -EBADMSG;
+	}
+	if (p->event != PCTL_PROC_JOINED && p->event != PCTL_PROC_LEFT) {
+		text_fmt(why, whylen, "%s: unknown event %u", tn, p->event);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int decode_bw(struct wire_r *r, struct pctl_bw *b, const char *tn, char *why, size_t whylen)
+{
+	int rc;
+
+	b->window_ns = wire_get_u64(r);
+	b->node_rx_bps = wire_get_u64(r);
+	b->node_tx_bps = wire_get_u64(r);
+	b->node_src = wire_get_u8(r);
+	b->n = wire_get_u16(r);
+	b->e = NULL;
+	if (r->short_read)
+		return 0;
+	if ((rc = entries_ok(r, b->n, PCTL_BW_ENTRY_WIRE, tn, why, whylen)) != 0)
+		return rc;
+	if (!src_ok(b->node_src)) {
+		text_fmt(why, whylen, "%s: unknown source %u", tn, b->node_src);
+		return -EBADMSG;
+	}
+	if (b->n && (b->e = calloc(b->n, sizeof(*b->e))) == NULL) {
+		text_fmt(why, whylen, "%s: out of memory", tn);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < b->n; i++) {
+		struct pctl_bw_entry *e = &b->e[i];
+		e->job = wire_get_u32(r);
+		e->rank = wire_get_u32(r);
+		e->pid = (int32_t)wire_get_u32(r);
+		e->mem_bps = wire_get_u64(r);
+		e->net_tx_bps = wire_get_u64(r);
+		e->net_rx_bps = wire_get_u64(r);
+		e->mem_src = wire_get_u8(r);
+		e->net_src = wire_get_u8(r);
+		if (!src_ok(e->mem_src) || !src_ok(e->net_src)) {
+			text_fmt(why, whylen, "%s: entry %u: unknown source", tn, i);
+			free(b->e);
+			b->e = NULL;
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+static void decode_stats_entry(struct wire_r *r, struct pctl_stats_entry *e)
+{
+	e->job = wire_get_u32(r);
+	e->rank = wire_get_u32(r);
+	e->gen = wire_get_u64(r);
+	e->st.pid = (int32_t)wire_get_u32(r);
+	e->st.cpu = (int32_t)wire_get_u32(r);
+	e->st.park = wire_get_u8(r);
+	e->st.nthreads = wire_get_u32(r);
+	e->st.resv.period = wire_get_u64(r);
+	e->st.resv.slice = wire_get_u64(r);
+	e->st.resv.deadline = wire_get_u64(r);
+	e->st.resv.phase = wire_get_u64(r);
+	e->st.managed_ns = wire_get_u64(r);
+	e->st.periods = wire_get_u64(r);
+	e->st.cpu_ns = wire_get_u64(r);
+	e->st.misses = wire_get_u64(r);
+	e->st.lateness_total_ns = wire_get_u64(r);
+	e->st.lateness_max_ns = wire_get_u64(r);
+}
+
+static int decode_stats(struct wire_r *r, struct pctl_task_stats *s, const char *tn, char *why,
+                        size_t whylen)
+{
+	int rc;
+
+	s->n = wire_get_u16(r);
+	s->e = NULL;
+	if (r->short_read)
+		return 0;
+	if ((rc = entries_ok(r, s->n, PCTL_STATS_ENTRY_WIRE, tn, why, whylen)) != 0)
+		return rc;
+	if (s->n && (s->e = calloc(s->n, sizeof(*s->e))) == NULL) {
+		text_fmt(why, whylen, "%s: out of memory", tn);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < s->n; i++)
+		decode_stats_entry(r, &s->e[i]);
+	return 0;
+}
+
+static int decode_constraint(struct wire_r *r, struct pctl_constraint *c, const char *tn, char *why,
+                             size_t whylen)
+{
+	char rwhy[160];
+
+	c->gen = wire_get_u64(r);
+	c->nwin = wire_get_u8(r);
+	if (r->short_read)
+		return 0;
+	if (c->nwin == 0 || c->nwin > PCTL_MAX_WINDOWS) {
+		text_fmt(why, whylen, "%s: %u windows, expected 1..%d", tn, c->nwin,
+		         PCTL_MAX_WINDOWS);
+		return -EBADMSG;
+	}
+	for (unsigned i = 0; i < c->nwin; i++) {
+		c->win[i].period = wire_get_u64(r);
+		c->win[i].slice = wire_get_u64(r);
+		c->win[i].deadline = wire_get_u64(r);
+		c->win[i].phase = wire_get_u64(r);
+	}
+	if (!get_str(r, c->job, PCTL_NAME_MAX, true)) {
+		text_fmt(why, whylen, "%s: bad job name", tn);
+		return -EBADMSG;
+	}
+	if (r->short_read)
+		return 0;
+	rwhy[0] = '\0';
+	if (windows_ok(c, rwhy, sizeof(rwhy)) != 0) {
+		text_fmt(why, whylen, "%s %s: %s", tn, c->job, rwhy);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A string field of the message: name (1..PCTL_NAME_MAX, no blanks) or reason. */
+static int decode_str(struct wire_r *r, char *out, bool name, const char *tn, char *why,
+                      size_t whylen)
+{
+	if (get_str(r, out, name ? PCTL_NAME_MAX : PCTL_REASON_MAX, name))
+		return 0;
+	text_fmt(why, whylen, "%s: %s", tn, name ? "bad job name" : "bad reason string");
+	return -EBADMSG;
+}
+
 static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t whylen)
 {
 	const char *tn = pctl_type_name(m->type);
+	int rc = 0;
 
 	switch (m->type) {
-	case PCTL_NODE_HELLO: {
-		struct pctl_hello *h = &m->u.hello;
-		h->proto_version = wire_get_u16(r);
-		h->ncpus = wire_get_u16(r);
-		h->mem_capacity = wire_get_u64(r);
-		h->net_capacity = wire_get_u64(r);
-		h->instance = wire_get_u64(r);
-		if (!get_str(r, h->node, PCTL_NAME_MAX, true)) {
-			text_fmt(why, whylen, "%s: bad node name", tn);
-			return -EBADMSG;
-		}
-		if (!r->short_read && h->ncpus == 0) {
-			text_fmt(why, whylen, "%s: ncpus 0", tn);
-			return -EBADMSG;
-		}
-		break;
-	}
-	case PCTL_HELLO_ACK: {
-		struct pctl_hello_ack *a = &m->u.hello_ack;
-		a->status = (int32_t)wire_get_u32(r);
-		a->heartbeat_ms = wire_get_u32(r);
-		a->ctl_instance = wire_get_u64(r);
-		if (!get_str(r, a->reason, PCTL_REASON_MAX, false)) {
-			text_fmt(why, whylen, "%s: bad reason string", tn);
-			return -EBADMSG;
-		}
-		break;
-	}
+	case PCTL_NODE_HELLO:
+		return decode_hello(r, &m->u.hello, tn, why, whylen);
+	case PCTL_HELLO_ACK:
+		m->u.hello_ack.status = (int32_t)wire_get_u32(r);
+		m->u.hello_ack.heartbeat_ms = wire_get_u32(r);
+		m->u.hello_ack.ctl_instance = wire_get_u64(r);
+		return decode_str(r, m->u.hello_ack.reason, false, tn, why, whylen);
 	case PCTL_HEARTBEAT:
 		m->u.hb.seq = wire_get_u64(r);
 		m->u.hb.sent_ns = wire_get_u64(r);
 		m->u.hb.nprocs = wire_get_u32(r);
-		break;
-	case PCTL_JOB_PROC: {
-		struct pctl_job_proc *p = &m->u.proc;
-		p->job = wire_get_u32(r);
-		p->rank = wire_get_u32(r);
-		p->pid = (int32_t)wire_get_u32(r);
-		p->event = wire_get_u8(r);
-		if (!get_str(r, p->name, PCTL_NAME_MAX, true)) {
-			text_fmt(why, whylen, "%s: bad job name", tn);
-			return -EBADMSG;
-		}
-		if (r->short_read)
-			break;
-		if (p->pid <= 0) {
-			text_fmt(why, whylen, "%s: pid %d", tn, (int)p->pid);
-			return -EBADMSG;
-		}
-		if (p->event != PCTL_PROC_JOINED && p->event != PCTL_PROC_LEFT) {
-			text_fmt(why, whylen, "%s: unknown event %u", tn, p->event);
-			return -EBADMSG;
-		}
-		break;
-	}
-	case PCTL_RATE: {
-		struct pctl_rate *q = &m->u.rate;
-		q->job = wire_get_u32(r);
-		q->rank = wire_get_u32(r);
-		q->seq = wire_get_u32(r);
-		q->units = wire_get_u64(r);
-		q->interval_ns = wire_get_u64(r);
-		break;
-	}
-	case PCTL_BW: {
-		struct pctl_bw *b = &m->u.bw;
-		b->window_ns = wire_get_u64(r);
-		b->node_rx_bps = wire_get_u64(r);
-		b->node_tx_bps = wire_get_u64(r);
-		b->node_src = wire_get_u8(r);
-		b->n = wire_get_u16(r);
-		b->e = NULL;
-		if (r->short_read)
-			break;
-		if (b->n > PCTL_MAX_ENTRIES) {
-			text_fmt(why, whylen, "%s: %u entries > %d", tn, b->n, PCTL_MAX_ENTRIES);
-			return -EBADMSG;
-		}
-		if (r->len - r->off != (size_t)b->n * PCTL_BW_ENTRY_WIRE) {
-			text_fmt(
-			    why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu", tn,
-			    r->len - r->off < (size_t)b->n * PCTL_BW_ENTRY_WIRE ? "short" : "long",
-			    r->len - r->off, b->n, (size_t)b->n * PCTL_BW_ENTRY_WIRE);
-			return -EBADMSG;
-		}
-		if (!src_ok(b->node_src)) {
-			text_fmt(why, whylen, "%s: unknown source %u", tn, b->node_src);
-			return -EBADMSG;
-		}
-		if (b->n) {
-			b->e = calloc(b->n, sizeof(*b->e));
-			if (!b->e) {
-				text_fmt(why, whylen, "%s: out of memory", tn);
-				return -ENOMEM;
-			}
-		}
-		for (unsigned i = 0; i < b->n; i++) {
-			struct pctl_bw_entry *e = &b->e[i];
-			e->job = wire_get_u32(r);
-			e->rank = wire_get_u32(r);
-			e->pid = (int32_t)wire_get_u32(r);
-			e->mem_bps = wire_get_u64(r);
-			e->net_tx_bps = wire_get_u64(r);
-			e->net_rx_bps = wire_get_u64(r);
-			e->mem_src = wire_get_u8(r);
-			e->net_src = wire_get_u8(r);
-			if (!src_ok(e->mem_src) || !src_ok(e->net_src)) {
-				text_fmt(why, whylen, "%s: entry %u: unknown source", tn, i);
-				free(b->e);
-				b->e = NULL;
-				return -EBADMSG;
-			}
-		}
-		break;
-	}
-	case PCTL_TASK_STATS: {
-		struct pctl_task_stats *s = &m->u.stats;
-		s->n = wire_get_u16(r);
-		s->e = NULL;
-		if (r->short_read)
-			break;
-		if (s->n > PCTL_MAX_ENTRIES) {
-			text_fmt(why, whylen, "%s: %u entries > %d", tn, s->n, PCTL_MAX_ENTRIES);
-			return -EBADMSG;
-		}
-		if (r->len - r->off != (size_t)s->n * PCTL_STATS_ENTRY_WIRE) {
-			text_fmt(why, whylen, "%s: %s frame: %zu bytes for %u entries, need %zu",
-			         tn,
-			         r->len - r->off < (size_t)s->n * PCTL_STATS_ENTRY_WIRE ? "short"
-			                                                                : "long",
-			         r->len - r->off, s->n, (size_t)s->n * PCTL_STATS_ENTRY_WIRE);
-			return -EBADMSG;
-		}
-		if (s->n) {
-			s->e = calloc(s->n, sizeof(*s->e));
-			if (!s->e) {
-				text_fmt(why, whylen, "%s: out of memory", tn);
-				return -ENOMEM;
-			}
-		}
-		for (unsigned i = 0; i < s->n; i++) {
-			struct pctl_stats_entry *e = &s->e[i];
-			e->job = wire_get_u32(r);
-			e->rank = wire_get_u32(r);
-			e->gen = wire_get_u64(r);
-			e->st.pid = (int32_t)wire_get_u32(r);
-			e->st.cpu = (int32_t)wire_get_u32(r);
-			e->st.park = wire_get_u8(r);
-			e->st.nthreads = wire_get_u32(r);
-			e->st.resv.period = wire_get_u64(r);
-			e->st.resv.slice = wire_get_u64(r);
-			e->st.resv.deadline = wire_get_u64(r);
-			e->st.resv.phase = wire_get_u64(r);
-			e->st.managed_ns = wire_get_u64(r);
-			e->st.periods = wire_get_u64(r);
-			e->st.cpu_ns = wire_get_u64(r);
-			e->st.misses = wire_get_u64(r);
-			e->st.lateness_total_ns = wire_get_u64(r);
-			e->st.lateness_max_ns = wire_get_u64(r);
-		}
-		break;
-	}
-	case PCTL_CONSTRAINT: {
-		struct pctl_constraint *c = &m->u.cons;
-		char rwhy[160];
-		c->gen = wire_get_u64(r);
-		c->nwin = wire_get_u8(r);
-		if (r->short_read)
-			break;
-		if (c->nwin == 0 || c->nwin > PCTL_MAX_WINDOWS) {
-			text_fmt(why, whylen, "%s: %u windows, expected 1..%d", tn, c->nwin,
-			         PCTL_MAX_WINDOWS);
-			return -EBADMSG;
-		}
-		for (unsigned i = 0; i < c->nwin; i++) {
-			c->win[i].period = wire_get_u64(r);
-			c->win[i].slice = wire_get_u64(r);
-			c->win[i].deadline = wire_get_u64(r);
-			c->win[i].phase = wire_get_u64(r);
-		}
-		if (!get_str(r, c->job, PCTL_NAME_MAX, true)) {
-			text_fmt(why, whylen, "%s: bad job name", tn);
-			return -EBADMSG;
-		}
-		if (r->short_read)
-			break;
-		rwhy[0] = '\0';
-		if (windows_ok(c, rwhy, sizeof(rwhy)) != 0) {
-			text_fmt(why, whylen, "%s %s: %s", tn, c->job, rwhy);
-			return -EINVAL;
-		}
-		break;
-	}
-	case PCTL_CONSTRAINT_ACK: {
-		struct pctl_constraint_ack *a = &m->u.cack;
-		a->gen = wire_get_u64(r);
-		a->status = (int32_t)wire_get_u32(r);
-		if (!get_str(r, a->job, PCTL_NAME_MAX, true)) {
-			text_fmt(why, whylen, "%s: bad job name", tn);
-			return -EBADMSG;
-		}
-		if (!get_str(r, a->reason, PCTL_REASON_MAX, false)) {
-			text_fmt(why, whylen, "%s: bad reason string", tn);
-			return -EBADMSG;
-		}
-		break;
-	}
+		return 0;
+	case PCTL_JOB_PROC:
+		return decode_job_proc(r, &m->u.proc, tn, why, whylen);
+	case PCTL_RATE:
+		m->u.rate.job = wire_get_u32(r);
+		m->u.rate.rank = wire_get_u32(r);
+		m->u.rate.seq = wire_get_u32(r);
+		m->u.rate.units = wire_get_u64(r);
+		m->u.rate.interval_ns = wire_get_u64(r);
+		return 0;
+	case PCTL_BW:
+		return decode_bw(r, &m->u.bw, tn, why, whylen);
+	case PCTL_TASK_STATS:
+		return decode_stats(r, &m->u.stats, tn, why, whylen);
+	case PCTL_CONSTRAINT:
+		return decode_constraint(r, &m->u.cons, tn, why, whylen);
+	case PCTL_CONSTRAINT_ACK:
+		m->u.cack.gen = wire_get_u64(r);
+		m->u.cack.status = (int32_t)wire_get_u32(r);
+		if ((rc = decode_str(r, m->u.cack.job, true, tn, why, whylen)) != 0)
+			return rc;
+		return decode_str(r, m->u.cack.reason, false, tn, why, whylen);
 	case PCTL_EPOCH:
 		m->u.epoch.realtime_ns = wire_get_u64(r);
 		if (!r->short_read && m->u.epoch.realtime_ns == 0) {
 			text_fmt(why, whylen, "%s: epoch 0", tn);
 			return -EINVAL;
 		}
-		break;
+		return 0;
 	}
-	return 0;
+	return rc;
 }
 
 int pctl_decode(const uint8_t *buf, size_t len, struct pctl_msg *m, char *why, size_t whylen)

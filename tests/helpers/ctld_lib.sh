@@ -24,16 +24,6 @@ ctld_fail() {
 	fail "$*"
 }
 
-# wait_until SECONDS CMD...: until CMD succeeds (polls every 100 ms).
-wait_until() {
-	local t=$1 i
-	shift
-	for i in $(seq 1 $((t * 10))); do
-		if "$@" >/dev/null 2>&1; then return 0; fi
-		sleep 0.1
-	done
-	return 1
-}
 
 actl() { "$VS_BIN/vschedctl" -C "$ADMIN_EP" "$@"; }
 vctl() {

@@ -20,41 +20,10 @@ need_root
 command -v jq >/dev/null || skip "jq not installed"
 
 # --- helpers (agent tests) -------------------------------------------------------------------
-AGENT_PID=
-PEER_PID=
-agent_fail() {
-	echo "--- agent log (tail)" >&2
-	tail -30 "$TMP/agent.log" >&2 || true
-	echo "--- controller peer (tail)" >&2
-	tail -15 "$TMP/peer.out" >&2 || true
-	fail "$*"
-}
-wait_for() {
-	local i
-	for i in $(seq 1 $((${3:-5} * 20))); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
-}
-start_peer() {
-	rm -f "$TMP/peer.in"
-	mkfifo "$TMP/peer.in"
-	"$VS_BIN/ctlpeer" router "${1:-tcp://127.0.0.1:*}" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-	PEER_PID=$!
-	PIDS+=("$PEER_PID")
-	exec 3>"$TMP/peer.in"
-	wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
-	PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
-}
-start_agent() {
-	"$VS_BIN/vsched-agent" -f "$@" -c "$TMP/agent.conf" >>"$TMP/agent.log" 2>&1 &
-	AGENT_PID=$!
-	PIDS+=("$AGENT_PID")
-}
-agent_alive() { kill -0 "$AGENT_PID" 2>/dev/null || agent_fail "agent died after: $1"; }
+source "$VS_SRC/tests/helpers/agent_lib.sh"
 snapshot() { ctl task list --json | jq -c '[.[] | {pid, period_ns, slice_ns}]'; }
-# counter NAME: the last value of counter NAME in the agent's stats line (after SIGUSR1).
+# stats_now: the agent's stats line (SIGUSR1) in STATS.
+STATS=
 stats_now() {
 	local n
 	n=$(grep -c 'stats: ' "$TMP/agent.log" || true)
@@ -69,9 +38,9 @@ counter() { grep -o "[ (]$1=[0-9]*" <<<"$STATS" | head -1 | cut -d= -f2; }
 expect_stat() { # NAME MIN
 	local v
 	v=$(counter "$1")
-	[ -n "$v" ] && [ "$v" -ge "$2" ] || agent_fail "counter $1 = '$v', expected >= $2 ($STATS)"
+	[ -n "$v" ] && [ "$v" -ge "$2" ] || fail "counter $1 = '$v', expected >= $2 ($STATS)"
 }
-push() { "$VS_BIN/ctlpeer" push "ipc://$TMP/agent.sock" "$@" || agent_fail "push $*"; }
+push() { "$VS_BIN/ctlpeer" push "ipc://$TMP/agent.sock" "$@" || fail "push $*"; }
 
 # --- bad configuration: refused at start, the key named --------------------------------------
 bad_config() { # EXPECTED_KEY LINE
@@ -102,17 +71,8 @@ pass "bad config values refused at start, key named; shipped config accepted"
 chmod 755 "$TMP" # applications of other users reach the agent's socket
 start_vsched
 start_peer
-cat >"$TMP/agent.conf" <<EOF
-node_name = "badnode";
-controller = "$PEER_EP";
-app_endpoint = "ipc://$TMP/agent.sock";
-vsched_endpoint = "$ENDPOINT";
-heartbeat = "200ms";
-controller_timeout = "1s";
-sample_interval = "200ms";
-provisional_period = "100ms";
-provisional_slice = "10ms";
-EOF
+write_agent_config node_name='"badnode"' provisional_slice='"10ms"' sample_windows= \
+	stats_interval= mem_capacity_mbs= net_capacity_mbs=
 start_agent
 wait_for "$TMP/peer.out" '^HELLO node=badnode ' 5
 wait_for "$TMP/agent.log" 'registered as badnode' 5
@@ -126,7 +86,7 @@ wait_for "$TMP/peer.out" "^JOB_PROC job=1 rank=0 pid=$GOOD event=joined name=job
 wait_for "$TMP/peer.out" '^RATE job=1 rank=0 seq=0 units=5 ' 5
 for i in $(seq 1 40); do [ "$(snapshot)" != "[]" ] && break; sleep 0.05; done
 BEFORE=$(snapshot)
-[ "$BEFORE" != "[]" ] || agent_fail "good rank not under vsched"
+[ "$BEFORE" != "[]" ] || fail "good rank not under vsched"
 
 # --- bad frames from applications -----------------------------------------------------------
 Z28=$(printf '00%.0s' $(seq 1 28))
@@ -146,7 +106,7 @@ if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
 	# user nobody names pid 1 (init): not the sender's
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$VS_BIN/ctlpeer" push "ipc://$TMP/agent.sock" register:a3:jobX:0:1 ||
-		agent_fail "push as nobody failed"
+		fail "push as nobody failed"
 	FOREIGN=1
 else
 	echo "note: setpriv cannot switch to nobody; foreign-pid REGISTER not exercised"
@@ -162,9 +122,9 @@ expect_stat app_version 1
 expect_stat app_bad 3
 expect_stat unknown_handle 2
 expect_stat foreign_pid $((1 + FOREIGN))
-grep -q "JOB_PROC .*name=jobX" "$TMP/peer.out" && agent_fail "refused REGISTER was announced"
-grep -q "RATE job=1 rank=7" "$TMP/peer.out" && agent_fail "report with a wrong rank relayed"
-[ "$(snapshot)" = "$BEFORE" ] || agent_fail "vsched task list changed: $BEFORE -> $(snapshot)"
+grep -q "JOB_PROC .*name=jobX" "$TMP/peer.out" && fail "refused REGISTER was announced"
+grep -q "RATE job=1 rank=7" "$TMP/peer.out" && fail "report with a wrong rank relayed"
+[ "$(snapshot)" = "$BEFORE" ] || fail "vsched task list changed: $BEFORE -> $(snapshot)"
 pass "application frames refused and counted: $(grep -o 'app_refused=[^)]*)' <<<"$STATS")"
 
 # --- bad frames from the controller ---------------------------------------------------------
@@ -193,7 +153,7 @@ expect_stat ctl_version 1
 expect_stat ctl_bad 2
 expect_stat unknown_job 1
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=9 status=-22 job=jobA reason="constraint jobA: slice 200ms' 3
-[ "$(snapshot)" = "$BEFORE" ] || agent_fail "vsched task list changed: $BEFORE -> $(snapshot)"
+[ "$(snapshot)" = "$BEFORE" ] || fail "vsched task list changed: $BEFORE -> $(snapshot)"
 pass "controller frames refused and counted: $(grep -o 'ctl_refused=[^)]*)' <<<"$STATS")"
 
 # --- still serving ------------------------------------------------------------------------------
@@ -203,6 +163,6 @@ push register:b1:jobB:2:self report:b1:2:0:9:100000000 sleep:500
 wait_for "$TMP/peer.out" '^RATE job=2 rank=2 seq=0 units=9 ' 5
 echo "constraint jobA 4 50ms 5ms" >&3
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=4 status=0 job=jobA ' 5
-grep -q '^UNREGISTERED' "$TMP/peer.out" && agent_fail "link fell back to unregistered"
+grep -q '^UNREGISTERED' "$TMP/peer.out" && fail "link fell back to unregistered"
 agent_alive "end"
 pass "agent alive, registered, relaying and applying constraints after the bad input"

@@ -25,28 +25,11 @@ for b in vsched-agent ctlpeer bsp vschedctl; do
 done
 command -v jq >/dev/null || skip "jq not installed"
 
-AGENT_PID=
-PEER_PID=
-agent_fail() {
-	echo "--- agent log (tail)" >&2
-	tail -30 "$TMP/agent.log" >&2 || true
-	echo "--- controller peer (tail)" >&2
-	grep -v '^\(HEARTBEAT\|BW\|TS\|TASK_STATS\)' "$TMP/peer.out" | tail -20 >&2 || true
-	echo "--- bsp" >&2
-	cat "$TMP/bsp.out" "$TMP/bsp.err" >&2 2>/dev/null || true
-	fail "$*"
+source "$VS_SRC/tests/helpers/agent_lib.sh"
+on_fail_more() {
+	echo "--- bsp"
+	cat "$TMP/bsp.out" "$TMP/bsp.err" 2>/dev/null || true
 }
-# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (extended regex).
-wait_for() {
-	local i
-	for i in $(seq 1 $((${3:-5} * 20))); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
-}
-# field PID KEY: a task's field from vschedctl task list --json.
-field() { ctl task list --json | jq -r ".[] | select(.pid == $1) | .$2"; }
 # wait_field PID KEY VALUE [SECONDS]: until the task list shows it.
 wait_field() {
 	local i
@@ -58,30 +41,10 @@ wait_field() {
 }
 
 start_vsched
-rm -f "$TMP/peer.in"
-mkfifo "$TMP/peer.in"
-"$VS_BIN/ctlpeer" router "tcp://127.0.0.1:*" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-PEER_PID=$!
-PIDS+=("$PEER_PID")
-exec 3>"$TMP/peer.in"
-wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
-PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
-
-cat >"$TMP/agent.conf" <<EOF
-node_name = "bspnode";
-controller = "$PEER_EP";
-app_endpoint = "ipc://$TMP/agent.sock";
-vsched_endpoint = "$ENDPOINT";
-heartbeat = "200ms";
-controller_timeout = "2s";
-sample_interval = "200ms";
-stats_interval = "500ms";
-provisional_period = "100ms";
-provisional_slice = "40ms";
-EOF
-"$VS_BIN/vsched-agent" -f -c "$TMP/agent.conf" >>"$TMP/agent.log" 2>&1 &
-AGENT_PID=$!
-PIDS+=("$AGENT_PID")
+start_peer
+write_agent_config node_name='"bspnode"' controller_timeout='"2s"' provisional_slice='"40ms"' \
+	sample_windows= mem_capacity_mbs= net_capacity_mbs=
+start_agent
 wait_for "$TMP/peer.out" '^HELLO node=bspnode ' 5
 wait_for "$TMP/agent.log" 'controller link: registered' 5
 pass "agent registered with the stand-in controller"
@@ -100,13 +63,13 @@ JOB=$(sed -n 's/^JOB_PROC job=\([0-9]*\) rank=0 .*event=joined name=bspjob$/\1/p
 R0=$(sed -n 's/^JOB_PROC job=[0-9]* rank=0 pid=\([0-9]*\) event=joined name=bspjob$/\1/p' "$TMP/peer.out" | head -1)
 R1=$(sed -n 's/^JOB_PROC job=[0-9]* rank=1 pid=\([0-9]*\) event=joined name=bspjob$/\1/p' "$TMP/peer.out" | head -1)
 [ "$(ps -o ppid= -p "$R0" | tr -d ' ')" = "$BSP_PID" ] && [ "$(ps -o ppid= -p "$R1" | tr -d ' ')" = "$BSP_PID" ] ||
-	agent_fail "announced pids $R0 $R1 are not children of the bsp launcher $BSP_PID"
+	fail "announced pids $R0 $R1 are not children of the bsp launcher $BSP_PID"
 pass "JOB_PROC joined for both ranks: job=$JOB pids $R0 (rank 0), $R1 (rank 1)"
 
 # Both ranks under vsched, put there by the agent (provisional reservation 40ms/100ms).
 for p in "$R0" "$R1"; do
 	wait_field "$p" period_ns 100000000 5 && [ "$(field "$p" slice_ns)" = 40000000 ] ||
-		agent_fail "rank pid $p not under vsched with the provisional reservation: $(ctl task list --json)"
+		fail "rank pid $p not under vsched with the provisional reservation: $(ctl task list --json)"
 done
 pass "both ranks under vsched with the provisional reservation (40ms/100ms)"
 
@@ -115,32 +78,32 @@ echo "constraint bspjob 1 50ms 30ms" >&3
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=1 status=0 job=bspjob ' 5
 for p in "$R0" "$R1"; do
 	[ "$(field "$p" period_ns)" = 50000000 ] && [ "$(field "$p" slice_ns)" = 30000000 ] ||
-		agent_fail "constraint not in vsched for pid $p: $(ctl task list --json)"
+		fail "constraint not in vsched for pid $p: $(ctl task list --json)"
 done
-kill -0 "$R0" 2>/dev/null && kill -0 "$R1" 2>/dev/null || agent_fail "a rank ended before the constraint was checked"
+kill -0 "$R0" 2>/dev/null && kill -0 "$R1" 2>/dev/null || fail "a rank ended before the constraint was checked"
 pass "CONSTRAINT gen 1 (30ms/50ms) applied to both ranks while running, acknowledged"
 wait_for "$TMP/peer.out" "^TS job=$JOB rank=[01] gen=1 pid=($R0|$R1) .* period=50000000 slice=30000000 " 5
 
 # The run ends; the ranks' last reports and their departure reach the controller.
-wait "$BSP_PID" || agent_fail "bsp exit status $?"
+wait "$BSP_PID" || fail "bsp exit status $?"
 wait_for "$TMP/peer.out" "^JOB_PROC job=$JOB rank=0 pid=$R0 event=left name=bspjob$" 5
 wait_for "$TMP/peer.out" "^JOB_PROC job=$JOB rank=1 pid=$R1 event=left name=bspjob$" 5
 pass "JOB_PROC left for both ranks after bsp ended"
 
 for r in 0 1; do
 	its=$(sed -n "s/^bsp: rank=$r .* iterations=\([0-9]*\) .*/\1/p" "$TMP/bsp.out")
-	[ -n "$its" ] && [ "$its" -gt 0 ] || agent_fail "no iteration count from rank $r"
+	[ -n "$its" ] && [ "$its" -gt 0 ] || fail "no iteration count from rank $r"
 	read -r units n < <(grep -E "^RATE job=$JOB rank=$r " "$TMP/peer.out" |
 		sed -n 's/.* units=\([0-9]*\) .*/\1/p' | awk '{ s += $1; n++ } END { printf "%d %d\n", s, n }')
 	grep -E "^RATE job=$JOB rank=$r " "$TMP/peer.out" | grep -vq ' bytes=32$' &&
-		agent_fail "a RATE message of rank $r is not 32 bytes"
+		fail "a RATE message of rank $r is not 32 bytes"
 	[ "$units" = "$its" ] ||
-		agent_fail "rank $r: RATE units add up to $units in $n messages, bsp printed iterations=$its"
+		fail "rank $r: RATE units add up to $units in $n messages, bsp printed iterations=$its"
 	pass "rank $r: $n RATE messages (32 bytes each), units add up to iterations=$its exactly"
 done
 
-kill -0 "$AGENT_PID" 2>/dev/null || agent_fail "agent died"
+kill -0 "$AGENT_PID" 2>/dev/null || fail "agent died"
 kill -TERM "$AGENT_PID"
-wait "$AGENT_PID" || agent_fail "agent exit status $? on SIGTERM"
-grep -q 'app_refused=0 ' "$TMP/agent.log" || agent_fail "an application frame was refused"
+wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
+grep -q 'app_refused=0 ' "$TMP/agent.log" || fail "an application frame was refused"
 pass "agent stopped cleanly, no application frame refused: $(grep -o 'stats: .*' "$TMP/agent.log" | tail -1 | cut -c1-100)"

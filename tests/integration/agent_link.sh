@@ -19,68 +19,7 @@ need_root
 [ -x "$VS_BIN/ctlpeer" ] || skip "ctlpeer helper not built"
 command -v jq >/dev/null || skip "jq not installed"
 
-# --- helpers (agent tests) -------------------------------------------------------------------
-AGENT_PID=
-PEER_PID=
-agent_fail() {
-	echo "--- agent log (tail)" >&2
-	tail -30 "$TMP/agent.log" >&2 || true
-	echo "--- controller peer (tail)" >&2
-	tail -15 "$TMP/peer.out" >&2 || true
-	fail "$*"
-}
-# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (extended regex).
-wait_for() {
-	local i
-	for i in $(seq 1 $((${3:-5} * 20))); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
-}
-# start_peer [ENDPOINT]: ctlpeer router on ENDPOINT (default a free loopback port), commands
-# through $TMP/peer.in (fd 3); sets PEER_EP.
-start_peer() {
-	rm -f "$TMP/peer.in"
-	mkfifo "$TMP/peer.in"
-	"$VS_BIN/ctlpeer" router "${1:-tcp://127.0.0.1:*}" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-	PEER_PID=$!
-	PIDS+=("$PEER_PID")
-	exec 3>"$TMP/peer.in"
-	wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
-	PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
-}
-stop_peer() {
-	exec 3>&-
-	kill -TERM "$PEER_PID" 2>/dev/null || true
-	wait "$PEER_PID" 2>/dev/null || true
-}
-write_agent_config() {
-	cat >"$TMP/agent.conf" <<EOF
-node_name = "testnode";
-controller = "$PEER_EP";
-app_endpoint = "ipc://$TMP/agent.sock";
-vsched_endpoint = "$ENDPOINT";
-heartbeat = "200ms";
-controller_timeout = "1s";
-sample_interval = "200ms";
-sample_windows = 2;
-stats_interval = "500ms";
-mem_capacity_mbs = 12000;
-net_capacity_mbs = 125;
-provisional_period = "100ms";
-provisional_slice = "20ms";
-EOF
-	"$VS_BIN/vsched-agent" -n -c "$TMP/agent.conf" >/dev/null || fail "agent config refused"
-}
-start_agent() {
-	"$VS_BIN/vsched-agent" -f "$@" -c "$TMP/agent.conf" >>"$TMP/agent.log" 2>&1 &
-	AGENT_PID=$!
-	PIDS+=("$AGENT_PID")
-}
-agent_alive() { kill -0 "$AGENT_PID" 2>/dev/null || agent_fail "agent died: $1"; }
-# field PID KEY: a task's field from vschedctl task list --json.
-field() { ctl task list --json | jq -r ".[] | select(.pid == $1) | .$2"; }
+source "$VS_SRC/tests/helpers/agent_lib.sh"
 
 # --- test ------------------------------------------------------------------------------------
 start_vsched
@@ -93,7 +32,7 @@ wait_for "$TMP/peer.out" "^HELLO node=testnode ncpus=$(nproc) mem=12000000000 ne
 pass "registration: $(grep -m1 '^HELLO' "$TMP/peer.out")"
 wait_for "$TMP/peer.out" '^HEARTBEAT seq=3 ' 3
 pass "heartbeats every 200ms"
-grep -q 'memory bandwidth: ' "$TMP/agent.log" || agent_fail "no memory-source line at start"
+grep -q 'memory bandwidth: ' "$TMP/agent.log" || fail "no memory-source line at start"
 pass "memory source at start: $(grep -m1 -o 'memory bandwidth: .*' "$TMP/agent.log" | cut -c1-100)"
 
 # A libapprate application registers and reports.
@@ -112,14 +51,14 @@ pass "reports relayed: $(grep -m1 '^RATE' "$TMP/peer.out")"
 # Provisional reservation until the controller decides.
 for i in $(seq 1 40); do [ -n "$(field "$APP" period_ns)" ] && break; sleep 0.05; done
 [ "$(field "$APP" period_ns)" = 100000000 ] && [ "$(field "$APP" slice_ns)" = 20000000 ] ||
-	agent_fail "provisional reservation not in vsched: $(ctl task list --json)"
+	fail "provisional reservation not in vsched: $(ctl task list --json)"
 pass "provisional reservation 20ms/100ms in vsched"
 
 # CONSTRAINT from the controller: applied to vsched, acknowledged.
 echo "constraint jobA 1 50ms 15ms" >&3
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=1 status=0 job=jobA ' 5
 [ "$(field "$APP" period_ns)" = 50000000 ] && [ "$(field "$APP" slice_ns)" = 15000000 ] ||
-	agent_fail "constraint not in vsched: $(ctl task list --json)"
+	fail "constraint not in vsched: $(ctl task list --json)"
 pass "constraint gen 1 (15ms/50ms) applied to vsched and acknowledged"
 # Another rank of the constrained job gets the job's constraint at once, not the provisional.
 "$VS_BIN/ctlpeer" push "ipc://$TMP/agent.sock" register:b4:jobA:4:self sleep:1500 &
@@ -128,7 +67,7 @@ PIDS+=("$RANK4")
 wait_for "$TMP/peer.out" "^JOB_PROC job=1 rank=4 pid=$RANK4 event=joined name=jobA$" 5
 for i in $(seq 1 40); do [ -n "$(field "$RANK4" period_ns)" ] && break; sleep 0.05; done
 [ "$(field "$RANK4" period_ns)" = 50000000 ] && [ "$(field "$RANK4" slice_ns)" = 15000000 ] ||
-	agent_fail "new rank of jobA not under the job's constraint: $(ctl task list --json)"
+	fail "new rank of jobA not under the job's constraint: $(ctl task list --json)"
 pass "a new rank of a constrained job gets the job's constraint"
 wait_for "$TMP/peer.out" "^TS job=1 rank=3 gen=1 pid=$APP cpu=[0-9]+ period=50000000 slice=15000000 " 5
 pass "task statistics: $(grep "^TS job=1 rank=3 gen=1 pid=$APP " "$TMP/peer.out" | tail -1 | cut -c1-110)"
@@ -139,10 +78,10 @@ wait_for "$TMP/peer.out" "^BWE job=1 rank=3 pid=$APP mem=[1-9][0-9]{6,} mem_src=
 sleep 1
 MEM=$(grep "^BWE .*pid=$APP .*mem_src=app" "$TMP/peer.out" | tail -n +3 |
 	sed -n 's/.* mem=\([0-9]*\) .*/\1/p' | awk '{ s += $1; n++ } END { if (n) printf "%d", s / n }')
-within "$MEM" 35000000 60000000 || agent_fail "app memory bandwidth $MEM B/s, expected 35-60 MB/s"
+within "$MEM" 35000000 60000000 || fail "app memory bandwidth $MEM B/s, expected 35-60 MB/s"
 pass "per-process figures with sources: $(grep "^BWE .*pid=$APP" "$TMP/peer.out" | tail -1)"
 grep -Eq '^BW window_ns=400000000 .* node_src=procnetdev ' "$TMP/peer.out" ||
-	agent_fail "no node totals from /proc/net/dev"
+	fail "no node totals from /proc/net/dev"
 pass "node totals from /proc/net/dev"
 
 # Per-process TCP bandwidth through sock_diag, end to end: a second rank sends itself 200 kB
@@ -153,21 +92,21 @@ APPN=$!
 PIDS+=("$APPN")
 # Meanwhile: a task vsched lost (deleted behind the agent's back) is put back.
 wait_for "$TMP/peer.out" "^JOB_PROC job=2 rank=0 pid=$APPN event=joined name=jobN$" 5
-ctl task del "$APP" >/dev/null || agent_fail "vschedctl task del failed"
+ctl task del "$APP" >/dev/null || fail "vschedctl task del failed"
 for i in $(seq 1 40); do [ -n "$(field "$APP" period_ns)" ] && break; sleep 0.05; done
-[ "$(field "$APP" period_ns)" = 50000000 ] || agent_fail "deleted task not put back"
+[ "$(field "$APP" period_ns)" = 50000000 ] || fail "deleted task not put back"
 pass "task deleted behind the agent's back: put back under its constraint"
-wait "$APPN" || agent_fail "TCP rank failed: $(cat "$TMP/appn.out")"
+wait "$APPN" || fail "TCP rank failed: $(cat "$TMP/appn.out")"
 read -r TCPB TCPT < <(sed -n 's/.* tcp_bytes=\([0-9]*\) elapsed_ns=\([0-9]*\).*/\1 \2/p' "$TMP/appn.out")
 KNOWN=$(awk -v b="$TCPB" -v t="$TCPT" 'BEGIN { printf "%d", b * 1e9 / t }')
 # Mean of the per-sample figures once two windows are full (skip the first 3 lines).
 read -r TX RX N < <(grep "^BWE job=2 rank=0 pid=$APPN .*net_src=sockdiag" "$TMP/peer.out" |
 	tail -n +4 | sed -n 's/.* tx=\([0-9]*\) rx=\([0-9]*\) .*/\1 \2/p' |
 	awk '{ t += $1; r += $2; n++ } END { if (n) printf "%d %d %d\n", t / n, r / n, n; else print "0 0 0" }')
-[ "$N" -ge 5 ] || agent_fail "only $N sockdiag samples for the TCP rank"
+[ "$N" -ge 5 ] || fail "only $N sockdiag samples for the TCP rank"
 within "$TX" "$(awk -v k="$KNOWN" 'BEGIN { print k * 0.9 }')" "$(awk -v k="$KNOWN" 'BEGIN { print k * 1.1 }')" &&
 	within "$RX" "$(awk -v k="$KNOWN" 'BEGIN { print k * 0.9 }')" "$(awk -v k="$KNOWN" 'BEGIN { print k * 1.1 }')" ||
-	agent_fail "TCP rank: agent says tx $TX rx $RX B/s, application sent $KNOWN B/s"
+	fail "TCP rank: agent says tx $TX rx $RX B/s, application sent $KNOWN B/s"
 pass "sockdiag end to end: application $KNOWN B/s, agent tx $TX rx $RX B/s (mean of $N samples)"
 
 # The controller goes away: the constraint stays in force.
@@ -175,30 +114,29 @@ stop_peer
 wait_for "$TMP/agent.log" 'controller link lost' 5
 sleep 1
 [ "$(field "$APP" period_ns)" = 50000000 ] && [ "$(field "$APP" slice_ns)" = 15000000 ] ||
-	agent_fail "constraint not kept while the controller was away"
+	fail "constraint not kept while the controller was away"
 agent_alive "controller gone"
 pass "controller gone: link loss noticed, constraint kept in force"
 
 # It comes back on the same port: the agent registers again and re-announces the rank.
-mv "$TMP/peer.out" "$TMP/peer1.out"
 start_peer "$PEER_EP"
 wait_for "$TMP/peer.out" '^HELLO node=testnode ' 10
 wait_for "$TMP/peer.out" "^JOB_PROC job=1 rank=3 pid=$APP event=joined name=jobA$" 5
 wait_for "$TMP/peer.out" '^RATE job=1 rank=3 ' 5
-grep -q '^UNREGISTERED' "$TMP/peer.out" && agent_fail "agent sent data before registering"
+grep -q '^UNREGISTERED' "$TMP/peer.out" && fail "agent sent data before registering"
 pass "controller back: re-registered, rank re-announced, reports flow again"
 
 # A second constraint on the new link, then the rank exits.
 echo "constraint jobA 2 40ms 10ms" >&3
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=2 status=0 job=jobA ' 5
-[ "$(field "$APP" slice_ns)" = 10000000 ] || agent_fail "constraint gen 2 not applied"
+[ "$(field "$APP" slice_ns)" = 10000000 ] || fail "constraint gen 2 not applied"
 kill -TERM "$APP"
 wait_for "$TMP/peer.out" "^JOB_PROC job=1 rank=3 pid=$APP event=left name=jobA$" 5
 pass "rank exit announced"
 
 agent_alive "end"
 kill -TERM "$AGENT_PID"
-wait "$AGENT_PID" || agent_fail "agent exit status $? on SIGTERM"
-grep -q 'stats: ' "$TMP/agent.log" || agent_fail "no stats line at exit"
-grep -q 'app_refused=0 ' "$TMP/agent.log" || agent_fail "a libapprate frame was refused"
+wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
+grep -q 'stats: ' "$TMP/agent.log" || fail "no stats line at exit"
+grep -q 'app_refused=0 ' "$TMP/agent.log" || fail "a libapprate frame was refused"
 pass "agent stopped cleanly: $(grep -o 'stats: .*' "$TMP/agent.log" | tail -1 | cut -c1-120)"

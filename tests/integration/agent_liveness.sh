@@ -17,78 +17,20 @@ source "$(dirname "$0")/lib.sh"
 [ -x "$VS_BIN/vsched-agent" ] || skip "vsched-agent not built"
 [ -x "$VS_BIN/ctlpeer" ] || skip "ctlpeer helper not built"
 
-# --- helpers (agent tests) -------------------------------------------------------------------
-AGENT_PID=
-PEER_PID=
-agent_fail() {
-	echo "--- agent log (tail)" >&2
-	tail -30 "$TMP/agent.log" >&2 || true
-	echo "--- controller peer (tail)" >&2
-	tail -15 "$TMP/peer.out" >&2 || true
-	fail "$*"
-}
-wait_for() {
-	local i
-	for i in $(seq 1 $((${3:-5} * 20))); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
-}
-start_peer() { # ENDPOINT [ctlpeer options]
-	local ep=$1
-	shift
-	rm -f "$TMP/peer.in"
-	mkfifo "$TMP/peer.in"
-	"$VS_BIN/ctlpeer" router "$ep" "$@" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-	PEER_PID=$!
-	PIDS+=("$PEER_PID")
-	exec 3>"$TMP/peer.in"
-	wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
-	PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
-}
-stop_peer() {
-	exec 3>&-
-	kill -TERM "$PEER_PID" 2>/dev/null || true
-	wait "$PEER_PID" 2>/dev/null || true
-	mv "$TMP/peer.out" "$TMP/peer.$(date +%s%N).out"
-}
-start_agent() {
-	"$VS_BIN/vsched-agent" -f -c "$TMP/agent.conf" >>"$TMP/agent.log" 2>&1 &
-	AGENT_PID=$!
-	PIDS+=("$AGENT_PID")
-}
-agent_alive() { kill -0 "$AGENT_PID" 2>/dev/null || agent_fail "agent died: $1"; }
-count() { grep -Ec -- "$2" "$1" || true; }
-# wait_count FILE REGEX N SECONDS: until at least N lines match.
-wait_count() {
-	local i
-	for i in $(seq 1 $(($4 * 20))); do
-		[ "$(count "$1" "$2")" -ge "$3" ] && return 0
-		sleep 0.05
-	done
-	agent_fail "fewer than $3 lines /$2/ in $(basename "$1") within $4 s"
-}
+source "$VS_SRC/tests/helpers/agent_lib.sh"
 
 # 1. Registration refused: retried every heartbeat (200 ms), no data meanwhile.
 start_peer 'tcp://127.0.0.1:*' --refuse-hello
-cat >"$TMP/agent.conf" <<EOF
-node_name = "live";
-controller = "$PEER_EP";
-app_endpoint = "ipc://$TMP/agent.sock";
-vsched_endpoint = "ipc://$TMP/no-vsched.sock";
-heartbeat = "200ms";
-controller_timeout = "1s";
-sample_interval = "100ms";
-stats_interval = "300ms";
-EOF
+write_agent_config node_name='"live"' vsched_endpoint="\"ipc://$TMP/no-vsched.sock\"" \
+	sample_interval='"100ms"' stats_interval='"300ms"' sample_windows= mem_capacity_mbs= \
+	net_capacity_mbs= provisional_period= provisional_slice=
 start_agent
 sleep 1.5
 N=$(count "$TMP/peer.out" '^HELLO node=live ')
-[ "$N" -ge 5 ] && [ "$N" -le 10 ] || agent_fail "$N NODE_HELLOs in 1.5 s, expected about 7"
+[ "$N" -ge 5 ] && [ "$N" -le 10 ] || fail "$N NODE_HELLOs in 1.5 s, expected about 7"
 [ "$(count "$TMP/peer.out" '^(BW|RATE|HEARTBEAT|TASK_STATS|JOB_PROC|UNREGISTERED)')" = 0 ] ||
-	agent_fail "data sent while unregistered"
-grep -q 'registration refused: refused by test' "$TMP/agent.log" || agent_fail "refusal not logged"
+	fail "data sent while unregistered"
+grep -q 'registration refused: refused by test' "$TMP/agent.log" || fail "refusal not logged"
 pass "registration refused: $N hellos in 1.5 s, nothing else sent"
 stop_peer
 
@@ -118,8 +60,8 @@ wait_count "$TMP/peer.out" '^HELLO node=live ' $((H + 1)) 2
 N=$(count "$TMP/peer.out" '^HEARTBEAT')
 wait_count "$TMP/peer.out" '^HEARTBEAT' $((N + 3)) 2
 U=$(count "$TMP/peer.out" '^UNREGISTERED')
-[ "$U" -le 3 ] || agent_fail "re-registration loop: $U unregistered messages"
-grep -q 'registration refused: unknown node' "$TMP/agent.log" || agent_fail "-ENOENT not logged"
+[ "$U" -le 3 ] || fail "re-registration loop: $U unregistered messages"
+grep -q 'registration refused: unknown node' "$TMP/agent.log" || fail "-ENOENT not logged"
 pass "controller forgot the node: registered again after $U unregistered message(s)"
 
 # 4. vsched is not running: a rank registers (it waits, unmanaged) and a CONSTRAINT for its
@@ -137,10 +79,10 @@ pass "no vsched: constraint refused with the reason ($(grep -m1 '^CONSTRAINT_ACK
 I1=$(sed -n 's/^HELLO .* instance=\([0-9a-f]*\)$/\1/p' "$TMP/peer.out" | tail -1)
 H=$(count "$TMP/peer.out" '^HELLO node=live ')
 kill -TERM "$AGENT_PID"
-wait "$AGENT_PID" || agent_fail "agent exit status $?"
+wait "$AGENT_PID" || fail "agent exit status $?"
 start_agent
 wait_count "$TMP/peer.out" '^HELLO node=live ' $((H + 1)) 5
 I2=$(sed -n 's/^HELLO .* instance=\([0-9a-f]*\)$/\1/p' "$TMP/peer.out" | tail -1)
-[ -n "$I1" ] && [ "$I1" != "$I2" ] || agent_fail "instance did not change: $I1 -> $I2"
+[ -n "$I1" ] && [ "$I1" != "$I2" ] || fail "instance did not change: $I1 -> $I2"
 agent_alive "restart"
 pass "agent restart announced with a new instance ($I1 -> $I2)"

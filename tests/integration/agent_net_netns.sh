@@ -37,25 +37,10 @@ if ! err=$(ip netns add "$NS" 2>&1); then skip "cannot create a network namespac
 NS_MADE=1
 ip -n "$NS" link set lo up || fail "lo up in $NS"
 
-AGENT_PID=
-agent_fail() {
-	echo "--- agent log (tail)" >&2
-	tail -30 "$TMP/agent.log" >&2 || true
-	echo "--- controller peer (BWE, tail)" >&2
-	grep '^BWE' "$TMP/peer.out" | tail -10 >&2 || true
-	fail "$*"
-}
-# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (extended regex).
-wait_for() {
-	local i
-	for i in $(seq 1 $((${3:-5} * 20))); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
-}
-# start_agent NAME [WRAPPER...]: an agent (node NAME, ipc endpoint $TMP/NAME.sock).
-start_agent() {
+AGENT_PEER_SHOW='^BWE'
+source "$VS_SRC/tests/helpers/agent_lib.sh"
+# start_ns_agent NAME [WRAPPER...]: an agent (node NAME, ipc endpoint $TMP/NAME.sock).
+start_ns_agent() {
 	local name=$1
 	shift
 	cat >"$TMP/$name.conf" <<EOF
@@ -80,19 +65,13 @@ EOF
 }
 stop_agent() {
 	kill -TERM "$AGENT_PID"
-	wait "$AGENT_PID" || agent_fail "agent exit status $? on SIGTERM"
+	wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
 }
 
-rm -f "$TMP/peer.in"
-mkfifo "$TMP/peer.in"
-"$VS_BIN/ctlpeer" router "tcp://127.0.0.1:*" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-PIDS+=("$!")
-exec 3>"$TMP/peer.in"
-wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
-PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
+start_peer
 
 # --- 1. the rank's TCP bytes, seen from the agent's namespace ---------------------------------
-start_agent nsnode
+start_ns_agent nsnode
 # ip netns exec execs in place: $! is the application's pid.
 ip netns exec "$NS" "$VS_BIN/ctlpeer" app "ipc://$TMP/nsnode.sock" jobNS 0 4 20 0 200000 \
 	>"$TMP/app.out" 2>&1 &
@@ -105,9 +84,9 @@ fi
 [ "$(stat -L -c %i "/proc/$APP/ns/net" 2>/dev/null)" != "$(stat -L -c %i /proc/self/ns/net)" ] ||
 	fail "the application is not in another network namespace"
 wait_for "$TMP/peer.out" "^JOB_PROC job=[0-9]+ rank=0 pid=$APP event=joined name=jobNS$" 5
-wait "$APP" || agent_fail "namespace rank failed: $(cat "$TMP/app.out")"
+wait "$APP" || fail "namespace rank failed: $(cat "$TMP/app.out")"
 read -r TCPB TCPT < <(sed -n 's/.* tcp_bytes=\([0-9]*\) elapsed_ns=\([0-9]*\).*/\1 \2/p' "$TMP/app.out")
-[ -n "${TCPB:-}" ] && [ "$TCPB" -gt 0 ] || agent_fail "no tcp_bytes from the application: $(cat "$TMP/app.out")"
+[ -n "${TCPB:-}" ] && [ "$TCPB" -gt 0 ] || fail "no tcp_bytes from the application: $(cat "$TMP/app.out")"
 KNOWN=$(awk -v b="$TCPB" -v t="$TCPT" 'BEGIN { printf "%d", b * 1e9 / t }')
 # Mean of the per-sample figures once two windows are full (skip the first 3 lines), and
 # the bytes they stand for over the application's sending time.
@@ -115,37 +94,37 @@ read -r TX RX N < <(grep "^BWE job=[0-9]* rank=0 pid=$APP .*net_src=sockdiag" "$
 	tail -n +4 | sed -n 's/.* tx=\([0-9]*\) rx=\([0-9]*\) .*/\1 \2/p' |
 	awk '{ t += $1; r += $2; n++ } END { if (n) printf "%d %d %d\n", t / n, r / n, n; else print "0 0 0" }')
 grep -q "^BWE job=[0-9]* rank=0 pid=$APP .*net_src=none" "$TMP/peer.out" &&
-	agent_fail "the namespace rank was reported net_src=none although the agent can enter"
-[ "$N" -ge 8 ] || agent_fail "only $N sockdiag samples for the namespace rank"
+	fail "the namespace rank was reported net_src=none although the agent can enter"
+[ "$N" -ge 8 ] || fail "only $N sockdiag samples for the namespace rank"
 LO=$(awk -v k="$KNOWN" 'BEGIN { print k * 0.9 }')
 HI=$(awk -v k="$KNOWN" 'BEGIN { print k * 1.1 }')
 within "$TX" "$LO" "$HI" && within "$RX" "$LO" "$HI" ||
-	agent_fail "namespace rank: agent says tx $TX rx $RX B/s, application sent $KNOWN B/s ($TCPB bytes); 0 would mean its sockets were not seen"
+	fail "namespace rank: agent says tx $TX rx $RX B/s, application sent $KNOWN B/s ($TCPB bytes); 0 would mean its sockets were not seen"
 BYTES=$(awk -v r="$TX" -v t="$TCPT" 'BEGIN { printf "%d", r * t / 1e9 }')
 pass "rank in $NS: application sent $TCPB bytes ($KNOWN B/s); agent tx $TX rx $RX B/s (mean of $N samples, ~$BYTES bytes), within 10 %"
 grep -q 'no per-process network figures' "$TMP/agent.log" &&
-	agent_fail "an unavailable-namespace line although the agent could enter"
+	fail "an unavailable-namespace line although the agent could enter"
 stop_agent
 pass "agent stopped cleanly: $(grep -o 'net_unavailable=[0-9]*' "$TMP/agent.log" | tail -1)"
 
 # --- 2. cannot enter: no CAP_SYS_ADMIN --------------------------------------------------------
 setpriv --bounding-set -sys_admin true 2>/dev/null || skip "setpriv cannot drop CAP_SYS_ADMIN here"
 : >"$TMP/agent.log"
-start_agent nsnode2 setpriv --bounding-set -sys_admin
+start_ns_agent nsnode2 setpriv --bounding-set -sys_admin
 CAPEFF=$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$AGENT_PID/status")
-[ -n "$CAPEFF" ] && [ $((0x$CAPEFF & (1 << 21))) = 0 ] || agent_fail "agent still has CAP_SYS_ADMIN (CapEff $CAPEFF)"
+[ -n "$CAPEFF" ] && [ $((0x$CAPEFF & (1 << 21))) = 0 ] || fail "agent still has CAP_SYS_ADMIN (CapEff $CAPEFF)"
 ip netns exec "$NS" "$VS_BIN/ctlpeer" app "ipc://$TMP/nsnode2.sock" jobNS2 0 2 20 0 200000 \
 	>"$TMP/app2.out" 2>&1 &
 APP2=$!
 PIDS+=("$APP2")
 wait_for "$TMP/peer.out" "^JOB_PROC job=[0-9]+ rank=0 pid=$APP2 event=joined name=jobNS2$" 5
-wait "$APP2" || agent_fail "second namespace rank failed: $(cat "$TMP/app2.out")"
+wait "$APP2" || fail "second namespace rank failed: $(cat "$TMP/app2.out")"
 NNONE=$(grep -c "^BWE job=[0-9]* rank=0 pid=$APP2 .*net_src=none$" "$TMP/peer.out" || true)
 NSOCK=$(grep -c "^BWE job=[0-9]* rank=0 pid=$APP2 .*net_src=sockdiag$" "$TMP/peer.out" || true)
 [ "$NNONE" -ge 3 ] && [ "$NSOCK" = 0 ] ||
-	agent_fail "rank out of reach: $NNONE samples net_src=none, $NSOCK sockdiag (want >= 3 and 0)"
+	fail "rank out of reach: $NNONE samples net_src=none, $NSOCK sockdiag (want >= 3 and 0)"
 NLINES=$(grep -c "pid $APP2: no per-process network figures (setns(/proc/$APP2/ns/net): Operation not permitted)" "$TMP/agent.log" || true)
-[ "$NLINES" = 1 ] || agent_fail "$NLINES log lines for the unreachable rank (want exactly 1)"
+[ "$NLINES" = 1 ] || fail "$NLINES log lines for the unreachable rank (want exactly 1)"
 stop_agent
-grep -q 'net_unavailable=1$' "$TMP/agent.log" || agent_fail "net_unavailable not counted once"
+grep -q 'net_unavailable=1$' "$TMP/agent.log" || fail "net_unavailable not counted once"
 pass "agent without CAP_SYS_ADMIN: rank reported net_src=none in $NNONE samples, one log line: $(grep -o "pid $APP2: no per-process.*" "$TMP/agent.log" | cut -c1-110)"

@@ -12,68 +12,7 @@ need_root
 [ -x "$VS_BIN/ctlpeer" ] || skip "ctlpeer helper not built"
 command -v jq >/dev/null || skip "jq not installed"
 
-# --- helpers (agent tests) -------------------------------------------------------------------
-AGENT_PID=
-PEER_PID=
-agent_fail() {
-	echo "--- agent log (tail)" >&2
-	tail -30 "$TMP/agent.log" >&2 || true
-	echo "--- controller peer (tail)" >&2
-	tail -15 "$TMP/peer.out" >&2 || true
-	fail "$*"
-}
-# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (extended regex).
-wait_for() {
-	local i
-	for i in $(seq 1 $((${3:-5} * 20))); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
-}
-# start_peer [ENDPOINT]: ctlpeer router on ENDPOINT (default a free loopback port), commands
-# through $TMP/peer.in (fd 3); sets PEER_EP.
-start_peer() {
-	rm -f "$TMP/peer.in"
-	mkfifo "$TMP/peer.in"
-	"$VS_BIN/ctlpeer" router "${1:-tcp://127.0.0.1:*}" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-	PEER_PID=$!
-	PIDS+=("$PEER_PID")
-	exec 3>"$TMP/peer.in"
-	wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
-	PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
-}
-stop_peer() {
-	exec 3>&-
-	kill -TERM "$PEER_PID" 2>/dev/null || true
-	wait "$PEER_PID" 2>/dev/null || true
-}
-write_agent_config() {
-	cat >"$TMP/agent.conf" <<EOF
-node_name = "testnode";
-controller = "$PEER_EP";
-app_endpoint = "ipc://$TMP/agent.sock";
-vsched_endpoint = "$ENDPOINT";
-heartbeat = "200ms";
-controller_timeout = "1s";
-sample_interval = "200ms";
-sample_windows = 2;
-stats_interval = "500ms";
-mem_capacity_mbs = 12000;
-net_capacity_mbs = 125;
-provisional_period = "100ms";
-provisional_slice = "20ms";
-EOF
-	"$VS_BIN/vsched-agent" -n -c "$TMP/agent.conf" >/dev/null || fail "agent config refused"
-}
-start_agent() {
-	"$VS_BIN/vsched-agent" -f "$@" -c "$TMP/agent.conf" >>"$TMP/agent.log" 2>&1 &
-	AGENT_PID=$!
-	PIDS+=("$AGENT_PID")
-}
-agent_alive() { kill -0 "$AGENT_PID" 2>/dev/null || agent_fail "agent died: $1"; }
-# field PID KEY: a task's field from vschedctl task list --json.
-field() { ctl task list --json | jq -r ".[] | select(.pid == $1) | .$2"; }
+source "$VS_SRC/tests/helpers/agent_lib.sh"
 
 # --- test ------------------------------------------------------------------------------------
 start_vsched
@@ -99,19 +38,19 @@ echo "wconstraint jobW 1 100ms 0ns+30ms 50ms+20ms/10ms" >&3
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=1 status=0 job=jobW ' 5
 w=$(ctl task list --json | jq -c ".[] | select(.pid == $R0) | [.windows[] | [.phase_ns, .deadline_ns, .slice_ns]]")
 [ "$w" = "[[0,30000000,30000000],[50000000,20000000,10000000]]" ] ||
-	agent_fail "windows not in vsched: $w"
+	fail "windows not in vsched: $w"
 pass "two-window constraint applied: $w"
 # A refused one (94 % of the frame fits on no CPU under the 90 % cap): vsched's reason.
 echo "wconstraint jobW 2 100ms 0ns+45ms 50ms+49ms" >&3
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=2 status=-28 job=jobW .*cap' 5
 w2=$(ctl task list --json | jq -c ".[] | select(.pid == $R0) | [.windows[] | [.phase_ns, .deadline_ns, .slice_ns]]")
-[ "$w2" = "$w" ] || agent_fail "refused constraint changed the task: $w -> $w2"
+[ "$w2" = "$w" ] || fail "refused constraint changed the task: $w -> $w2"
 pass "windows that fit no CPU refused with the reason, nothing changed: $(grep "^CONSTRAINT_ACK gen=2" "$TMP/peer.out" | cut -c1-160)"
 # Three windows, next generation: SET with all three.
 echo "wconstraint jobW 3 100ms 0ns+20ms 40ms+20ms 80ms+10ms" >&3
 wait_for "$TMP/peer.out" '^CONSTRAINT_ACK gen=3 status=0 job=jobW ' 5
 n=$(ctl task list --json | jq ".[] | select(.pid == $R0) | .windows | length")
-[ "$n" = 3 ] || agent_fail "gen 3: $n windows in vsched"
+[ "$n" = 3 ] || fail "gen 3: $n windows in vsched"
 pass "gen 3 with three windows applied"
 
 # vsched restarts: the agent gives the epoch back and puts the task back with its windows.
@@ -126,7 +65,7 @@ for i in $(seq 1 100); do
 	[ "$n" = 3 ] && break
 	sleep 0.1
 done
-[ "$n" = 3 ] || agent_fail "task not put back with its 3 windows after the vsched restart"
+[ "$n" = 3 ] || fail "task not put back with its 3 windows after the vsched restart"
 pass "vsched restarted: epoch and the three windows given back by the agent"
 kill -USR1 "$AGENT_PID" 2>/dev/null || true
 agent_alive "end"

@@ -33,26 +33,13 @@ command -v cc >/dev/null || skip "cc not found"
 LIBDIR=$(cd "$VS_BIN/../libapprate" 2>/dev/null && pwd) || skip "no libapprate in the build"
 [ -f "$LIBDIR/libapprate.so" ] || skip "libapprate.so not built"
 
-AGENT_PID=
-PEER_PID=
 APP_PID=
-agent_fail() {
-	echo "--- agent logs (tail)" >&2
-	tail -20 "$TMP/agent.log" "$TMP/agent2.log" >&2 2>/dev/null || true
-	echo "--- controller peer (tail)" >&2
-	grep -v '^\(HEARTBEAT\|BW\|TS\|TASK_STATS\)' "$TMP/peer.out" | tail -20 >&2 || true
-	echo "--- app (tail)" >&2
-	tail -5 "$TMP/app.out" >&2 2>/dev/null || true
-	fail "$*"
-}
-# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (extended regex).
-wait_for() {
-	local _
-	for _ in $(seq 1 $((${3:-5} * 20))); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
+source "$VS_SRC/tests/helpers/agent_lib.sh"
+on_fail_more() {
+	echo "--- second agent log (tail)"
+	tail -20 "$TMP/agent2.log" 2>/dev/null || true
+	echo "--- app (tail)"
+	tail -5 "$TMP/app.out" 2>/dev/null || true
 }
 # app_ms: the elapsed time (ms) of the app's last progress line.
 app_ms() { awk '$1 == "T" { t = $2 } END { print t + 0 }' "$TMP/app.out"; }
@@ -127,34 +114,20 @@ cc -std=c11 -Wall -Wextra -Werror "${CFLAGS_EXTRA[@]}" -I"$VS_SRC/libapprate" "$
 
 # --- vsched, stand-in controller, agent --------------------------------------------------
 start_vsched
-mkfifo "$TMP/peer.in"
-"$VS_BIN/ctlpeer" router "tcp://127.0.0.1:*" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-PEER_PID=$!
-PIDS+=("$PEER_PID")
-exec 3>"$TMP/peer.in"
-wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
-PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
+start_peer
 
 # provisional_period 0 (the default): the app runs unmanaged, so its call rate is not
 # shaped by a reservation and before/after rates compare directly.
-cat >"$TMP/agent.conf" <<EOF
-node_name = "killnode";
-controller = "$PEER_EP";
-app_endpoint = "ipc://$TMP/agent.sock";
-vsched_endpoint = "$ENDPOINT";
-heartbeat = "200ms";
-controller_timeout = "2s";
-sample_interval = "200ms";
-stats_interval = "500ms";
-EOF
-# start_agent LOG: a new agent; its pid in AGENT_PID (and PIDS, for cleanup).
-start_agent() {
+write_agent_config node_name='"killnode"' controller_timeout='"2s"' sample_windows= \
+	mem_capacity_mbs= net_capacity_mbs= provisional_period= provisional_slice=
+# start_logged_agent LOG: a new agent; its pid in AGENT_PID (and PIDS, for cleanup).
+start_logged_agent() {
 	"$VS_BIN/vsched-agent" -f -c "$TMP/agent.conf" >>"$1" 2>&1 &
 	AGENT_PID=$!
 	PIDS+=("$AGENT_PID")
 	wait_for "$1" 'controller link: registered' 5
 }
-start_agent "$TMP/agent.log"
+start_logged_agent "$TMP/agent.log"
 pass "agent registered with the stand-in controller"
 
 "$TMP/app" "ipc://$TMP/agent.sock" 12 >"$TMP/app.out" 2>"$TMP/app.err" &
@@ -170,28 +143,28 @@ for _ in $(seq 1 100); do
 	[ "$(app_ms)" -ge 2000 ] && break
 	sleep 0.05
 done
-kill -0 "$APP_PID" 2>/dev/null || agent_fail "the app ended before the kill"
+kill -0 "$APP_PID" 2>/dev/null || fail "the app ended before the kill"
 kill -KILL "$AGENT_PID"
 KILL_MS=$(app_ms)
 wait "$AGENT_PID" 2>/dev/null || true
 PIDS=("$PEER_PID" "$APP_PID") # the killed agent is reaped: its pid must not be signalled again
 sleep 1.5
 RESTART_MS=$(app_ms)
-kill -0 "$APP_PID" 2>/dev/null || agent_fail "the app ended while the agent was dead"
+kill -0 "$APP_PID" 2>/dev/null || fail "the app ended while the agent was dead"
 HELLOS=$(grep -c '^HELLO node=killnode ' "$TMP/peer.out" || true)
-start_agent "$TMP/agent2.log"
+start_logged_agent "$TMP/agent2.log"
 pass "agent killed at app time ${KILL_MS} ms, a new one started at ${RESTART_MS} ms"
 
 status=0
 wait "$APP_PID" || status=$?
 PIDS=("$PEER_PID" "$AGENT_PID")
-[ "$status" = 0 ] || agent_fail "the app exited with status $status: $(tail -2 "$TMP/app.out") $(cat "$TMP/app.err")"
-grep -q '^END ' "$TMP/app.out" || agent_fail "the app did not run to its end"
+[ "$status" = 0 ] || fail "the app exited with status $status: $(tail -2 "$TMP/app.out") $(cat "$TMP/app.err")"
+grep -q '^END ' "$TMP/app.out" || fail "the app did not run to its end"
 
 # No stall: gaps between progress lines (from START at 0 to END).
 read -r maxgap at < <(awk '$1 == "T" || $1 == "END" { if ($2 - p > g) { g = $2 - p; a = p } p = $2 }
 	END { print g + 0, a + 0 }' "$TMP/app.out")
-[ "$maxgap" -le 500 ] || agent_fail "the app stalled: ${maxgap} ms without progress from ${at} ms"
+[ "$maxgap" -le 500 ] || fail "the app stalled: ${maxgap} ms without progress from ${at} ms"
 pass "no stall: longest gap between progress lines ${maxgap} ms (at ${at} ms; bound 500 ms)"
 
 # Call rates (calls per ms) before the kill (from 300 ms on), with the agent dead, after.
@@ -206,29 +179,29 @@ END_MS=$(awk '$1 == "END" { print $2 }' "$TMP/app.out")
 BEFORE=$(rate 300 "$KILL_MS")
 DEAD=$(rate "$KILL_MS" "$RESTART_MS")
 AFTER=$(rate "$RESTART_MS" "$END_MS")
-[ "$BEFORE" -gt 0 ] || agent_fail "no calls measured before the kill"
+[ "$BEFORE" -gt 0 ] || fail "no calls measured before the kill"
 for w in DEAD AFTER; do
 	within "${!w}" "$((BEFORE / 2))" 1e18 ||
-		agent_fail "call rate ${w,,} ${!w}/ms, below 50 % of the rate before the kill ($BEFORE/ms)"
+		fail "call rate ${w,,} ${!w}/ms, below 50 % of the rate before the kill ($BEFORE/ms)"
 done
 pass "call rate (calls/ms): before the kill $BEFORE, agent dead $DEAD, after the restart $AFTER"
 
 # Counted, not errors.
-stats=$(grep '^STATS ' "$TMP/app.out") || agent_fail "no STATS line"
+stats=$(grep '^STATS ' "$TMP/app.out") || fail "no STATS line"
 get() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$stats"; }
-[ "$(get errors)" = 0 ] || agent_fail "apprate_progress returned errors: $stats"
-[ "$(get units)" = "$(get calls)" ] || agent_fail "units != calls: $stats"
-[ "$(get reports_dropped)" -gt 0 ] || agent_fail "no report counted as dropped during the outage: $stats"
-[ "$(get reports_sent)" -gt 0 ] || agent_fail "no report sent: $stats"
+[ "$(get errors)" = 0 ] || fail "apprate_progress returned errors: $stats"
+[ "$(get units)" = "$(get calls)" ] || fail "units != calls: $stats"
+[ "$(get reports_dropped)" -gt 0 ] || fail "no report counted as dropped during the outage: $stats"
+[ "$(get reports_sent)" -gt 0 ] || fail "no report sent: $stats"
 pass "stats: ${stats#STATS }"
 
 # Reports reach the controller again through the new agent (lines after its HELLO).
 awk -v h="$HELLOS" '/^HELLO node=killnode / { n++ } n > h && /^RATE job=[0-9]+ rank=0 / { ok = 1 }
 	END { exit !ok }' "$TMP/peer.out" ||
-	agent_fail "no RATE from the app reached the controller through the restarted agent"
+	fail "no RATE from the app reached the controller through the restarted agent"
 pass "after the restart the app's reports reach the controller again"
 
 kill -TERM "$AGENT_PID"
-wait "$AGENT_PID" || agent_fail "agent exit status $? on SIGTERM"
+wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
 PIDS=("$PEER_PID")
 exit 0

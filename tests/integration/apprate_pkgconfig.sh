@@ -164,68 +164,39 @@ fi
 	for b in vsched vsched-agent ctlpeer vschedctl; do
 		[ -x "$VS_BIN/$b" ] || skip "$b not built"
 	done
-	AGENT_PID=
-	agent_fail() {
-		echo "--- agent log (tail)" >&2
-		tail -30 "$TMP/agent.log" >&2 || true
-		echo "--- controller peer (tail)" >&2
-		grep -v '^\(HEARTBEAT\|BW\|TS\|TASK_STATS\)' "$TMP/peer.out" | tail -20 >&2 || true
-		echo "--- app" >&2
-		cat "$TMP/app.out" >&2 2>/dev/null || true
-		fail "$*"
-	}
-	# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (extended regex).
-	wait_for() {
-		local _
-		for _ in $(seq 1 $((${3:-5} * 20))); do
-			grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-			sleep 0.05
-		done
-		agent_fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
+	source "$VS_SRC/tests/helpers/agent_lib.sh"
+	on_fail_more() {
+		echo "--- app"
+		cat "$TMP/app.out" 2>/dev/null || true
 	}
 
 	start_vsched
-	mkfifo "$TMP/peer.in"
-	"$VS_BIN/ctlpeer" router "tcp://127.0.0.1:*" <"$TMP/peer.in" >"$TMP/peer.out" 2>&1 &
-	PIDS+=("$!")
-	exec 3>"$TMP/peer.in"
-	wait_for "$TMP/peer.out" '^LISTEN tcp://' 5
-	PEER_EP=$(sed -n 's/^LISTEN //p' "$TMP/peer.out")
-	cat >"$TMP/agent.conf" <<EOF
-node_name = "pcnode";
-controller = "$PEER_EP";
-app_endpoint = "ipc://$TMP/agent.sock";
-vsched_endpoint = "$ENDPOINT";
-heartbeat = "200ms";
-controller_timeout = "2s";
-sample_interval = "200ms";
-stats_interval = "500ms";
-EOF
-	"$VS_BIN/vsched-agent" -f -c "$TMP/agent.conf" >>"$TMP/agent.log" 2>&1 &
-	AGENT_PID=$!
-	PIDS+=("$AGENT_PID")
+	start_peer
+	write_agent_config node_name='"pcnode"' controller_timeout='"2s"' sample_windows= \
+		mem_capacity_mbs= net_capacity_mbs= provisional_period= provisional_slice=
+	start_agent
 	wait_for "$TMP/peer.out" '^HELLO node=pcnode ' 5
 	wait_for "$TMP/agent.log" 'controller link: registered' 5
 
 	LD_LIBRARY_PATH="$APP_LIBDIR" timeout 30 "$APP_BIN" "ipc://$TMP/agent.sock" >"$TMP/app.out" 2>&1 ||
-		agent_fail "app against the agent: exit status $?"
+		fail "app against the agent: exit status $?"
 	units=; udrop=
 	read -r units udrop < <(sed -n 's/^units=\([0-9]*\) .* units_dropped=\([0-9]*\) .*/\1 \2/p' "$TMP/app.out") || true
-	if [ -z "$units" ] || [ "$units" -le 0 ]; then agent_fail "app printed no unit count"; fi
-	[ "$udrop" = 0 ] || agent_fail "app discarded $udrop units with the agent up"
+	if [ -z "$units" ] || [ "$units" -le 0 ]; then fail "app printed no unit count"; fi
+	[ "$udrop" = 0 ] || fail "app discarded $udrop units with the agent up"
 	wait_for "$TMP/peer.out" '^JOB_PROC job=[0-9]+ rank=2 pid=[0-9]+ event=joined name=pkgconfig-check$' 5
 	JOB=$(sed -n 's/^JOB_PROC job=\([0-9]*\) rank=2 .*event=joined name=pkgconfig-check$/\1/p' "$TMP/peer.out" | head -1)
 	wait_for "$TMP/peer.out" "^JOB_PROC job=$JOB rank=2 pid=[0-9]+ event=left name=pkgconfig-check$" 5
 	grep -E "^RATE job=$JOB rank=2 " "$TMP/peer.out" | grep -vq ' bytes=32$' &&
-		agent_fail "a RATE message is not 32 bytes"
+		fail "a RATE message is not 32 bytes"
 	sum=; n=
 	read -r sum n < <(grep -E "^RATE job=$JOB rank=2 " "$TMP/peer.out" |
 		sed -n 's/.* units=\([0-9]*\) .*/\1/p' | awk '{ s += $1; n++ } END { printf "%d %d\n", s, n }') || true
 	[ "$sum" = "$units" ] ||
-		agent_fail "RATE units add up to $sum in $n messages, the app counted units=$units"
+		fail "RATE units add up to $sum in $n messages, the app counted units=$units"
 	kill -TERM "$AGENT_PID"
-	wait "$AGENT_PID" || agent_fail "agent exit status $? on SIGTERM"
-	grep -q 'app_refused=0 ' "$TMP/agent.log" || agent_fail "an application frame was refused"
+	wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
+	grep -q 'app_refused=0 ' "$TMP/agent.log" || fail "an application frame was refused"
 	echo "ok - the pkg-config-built app's progress reaches the stand-in controller: $n RATE messages (32 bytes), units add up to units=$units exactly"
 )
 rc=$?

@@ -28,12 +28,35 @@ cleanup() {
 trap cleanup EXIT
 
 skip() { echo "SKIP: $*"; exit 77; }
+# fail MESSAGE: the reason, then what the test's on_fail (if it defines one) shows, then
+# the vsched log; exit 1.
 fail() {
 	echo "FAIL: $*" >&2
+	if declare -F on_fail >/dev/null; then on_fail >&2 || true; fi
 	if [ -f "$TMP/vsched.log" ]; then echo "--- vsched log (tail)" >&2; tail -20 "$TMP/vsched.log" >&2; fi
 	exit 1
 }
 pass() { echo "ok - $*"; }
+
+# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (extended regex), else fail.
+wait_for() {
+	local i
+	for i in $(seq 1 $((${3:-5} * 20))); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "no line /$2/ in $(basename "$1") within ${3:-5} s"
+}
+# wait_until SECONDS CMD...: until CMD succeeds (polls every 100 ms); returns 1 on timeout.
+wait_until() {
+	local t=$1 i
+	shift
+	for i in $(seq 1 $((t * 10))); do
+		if "$@" >/dev/null 2>&1; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
 
 need_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root for SCHED_FIFO"

@@ -4,7 +4,7 @@
 # (node1: the first CPU, node2: the second; tests/helpers/netns_lib.sh), the controller in
 # its own namespace with `coschedule = true; align = true` (frame 100 ms, slot 5 ms;
 # granularity held fixed). One
-# job `probe` with one rank per node: tests/helpers/winprobe, a CPU-bound rank started with
+# job `probe` with one rank per node: tests/helpers/runlog, a CPU-bound rank started with
 # `vschedctl job run` that reports progress through libapprate (1 unit per ms it ran) and
 # records its own run intervals with CLOCK_REALTIME. Target 40 %.
 #  (1) both nodes' vsched hold the probe's rank with the same windows (phases, lengths) and
@@ -29,7 +29,7 @@ need_root
 command -v ip >/dev/null 2>&1 || skip "the 'ip' command (iproute2) is missing"
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (one per node)"
 command -v jq >/dev/null 2>&1 || skip "needs jq"
-[ -x "$VS_BIN/winprobe" ] || skip "winprobe helper not built"
+[ -x "$VS_BIN/runlog" ] || skip "runlog helper not built"
 APPRATE_SO=$(ls "$VS_BIN"/../libapprate/libapprate.so.0 2>/dev/null) ||
 	skip "libapprate.so not found next to $VS_BIN"
 
@@ -97,7 +97,7 @@ EPOCH=$E1
 npass "both nodes' vsched anchored at the cluster epoch $EPOCH ns"
 
 netns_run_prog probe 1 \
-	"$VS_BIN/winprobe" -l "$APPRATE_SO" -d 100 -o "$NETNS_STATE/jobs/probe/{node}.ivl" ||
+	"$VS_BIN/runlog" -l "$APPRATE_SO" -d 100 -o "$NETNS_STATE/jobs/probe/{node}.ivl" ||
 	nfail "the probe job did not start"
 netns_wait_until 15 netns_job_is probe ranks 2 || nfail "the probe's 2 ranks not seen by the controller"
 netns_wait_until 5 netns_job_is probe nodes 2 || nfail "the probe not seen on 2 nodes"
@@ -204,7 +204,7 @@ cmp_part() {
 	for i in 1 2; do
 		awk -v a="$1" -v b="$2" '$1 >= a && $2 <= b' "$NETNS_STATE/jobs/probe/node$i.ivl" >"$TMP/n$i.part"
 	done
-	"$VS_BIN/winprobe" -c "$TMP/n1.part" "$TMP/n2.part" -G $MIN_GAP_US
+	"$VS_BIN/runlog" -c "$TMP/n1.part" "$TMP/n2.part" -G $MIN_GAP_US
 }
 get() { sed -n "s/.*\b$2=\(-\?[0-9.]*\).*/\1/p" <<<"$1"; }
 NWIN=$(wc -w <<<"$WINS")
