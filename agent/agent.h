@@ -109,7 +109,7 @@ struct snet_nsid {
 	uint64_t dev, ino;
 };
 
-/* Network-namespace probes (sample_net.c has the real ones); the tests inject them. */
+/* Network-namespace probes (snet.c has the real ones); the tests inject them. */
 struct snet_nsops {
 	/* Opens the calling thread's own network namespace; returns the fd or -errno. */
 	int (*open_self)(struct snet_nsid *id);
@@ -319,7 +319,7 @@ void bwavg_push_delta(struct bwavg *b, uint64_t bytes, uint64_t dt);
 /* Mean of the last min(n, w) window rates, bytes/s; 0 when no window yet. */
 double bwavg_rate(const struct bwavg *b);
 
-/* sample_mem.c */
+/* smem.c */
 /* The real probes (perf_event_open, read, /sys/fs/resctrl). */
 struct smem_ops smem_default_ops(void);
 /* Finds the sources offered; logs one line per absent hardware source. */
@@ -334,7 +334,7 @@ void smem_detach(struct smem *m, struct smem_proc *p);
 uint8_t smem_read(struct smem *m, struct smem_proc *p, bool app_seen, uint64_t app_total,
                   uint64_t *bytes);
 
-/* sample_net.c */
+/* snet.c */
 /* Dumps every TCP socket (IPv4, IPv6) with its byte counters. Returns 0 or -errno. */
 int snet_dump(struct snet_table *t);
 /* The same through fd, a NETLINK_INET_DIAG socket (-1: a fresh one). Returns 0 or -errno. */
@@ -417,7 +417,7 @@ int registry_nconstrained(const struct agent *a);
  */
 int registry_reap(struct agent *a, mono_ns now, struct agent_gone *gone);
 
-/* vsched_client.c */
+/* vsc.c */
 int vsc_open(struct vsc *v, void *zctx, const char *endpoint, uint64_t timeout);
 void vsc_close(struct vsc *v);
 /* One request; *rep owned by the caller (free rep->tasks). Returns 0, or -errno when

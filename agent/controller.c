@@ -3,7 +3,7 @@
  * what it announces (JOB_PROC: a process joined or left), and what it does with what the
  * controller says: a CONSTRAINT is applied to every process of its job or to none
  * (constraint.c) and answered with CONSTRAINT_ACK, the EPOCH is given to vsched
- * (vsched_client.c), and on every registration each process is announced again, since the
+ * (vsc.c), and on every registration each process is announced again, since the
  * controller keeps tasks and rates as soft state. A new controller instance numbers its
  * generations afresh: what is in force stays, the generations start over.
  */

@@ -5,7 +5,7 @@
  * w-window averages, and send one BW message with every figure and its source. A figure whose
  * source changes (say, the application starts reporting bytes) restarts its average, so windows of
  * different sources are never mixed. Network figures come from the sock_diag dump of each process's
- * own network namespace (sample_net.c); a process whose namespace is out of reach gets source none
+ * own network namespace (snet.c); a process whose namespace is out of reach gets source none
  * (or app), logged once, never a silent 0.
  */
 #include "agent.h"

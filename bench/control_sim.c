@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "control.h"
-#include "fitness.h"
+#include "fit.h"
 #include "sim.h"
 
 /* Wire size of one rate report (bound from DESIGN.md §3/§8; the real size is defined in

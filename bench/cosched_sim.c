@@ -1,6 +1,6 @@
 /*
  * Co-scheduling simulation of paper 000's (MemBUS) workloads through our planner
- * (controller/fitness.c: Algorithm 2 per node, Algorithm 1 reduction, gang slots): the slot
+ * (controller/fit.c: Algorithm 2 per node, Algorithm 1 reduction, gang slots): the slot
  * tables it builds, and a modelled throughput against random pairing, FCFS/EDF order, the
  * planner's own baselines (pairing = FIT_PAIR_OBLIVIOUS: list order; FIT_PAIR_WORST: farthest
  * from the ideal point) and the worst and best tables (exhaustive search), side by side with
@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fitness.h"
+#include "fit.h"
 #include "sim.h" /* sim_uniform: seeded random numbers */
 
 #define NNODES 4

@@ -1,5 +1,5 @@
 # Co-scheduling simulation: paper 000's workloads (Fig. 1 bandwidths, 4 nodes x 2 CPUs)
-# through the real planner (controller/fitness.c) vs random, FCFS/EDF, worst and best
+# through the real planner (controller/fit.c) vs random, FCFS/EDF, worst and best
 # pairing under a stated contention model. Simulation only; see bench/cosched_sim.c.
 #   build/bin/cosched_sim [--seeds N] [--model partial|equal] [--tables]
 if(TARGET vsched_control)

@@ -25,7 +25,7 @@ void args_fail(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(CTL_EXIT_USAGE);
+	exit(CLI_EXIT_USAGE);
 }
 
 static bool is_negative_number(const char *s)
@@ -33,7 +33,7 @@ static bool is_negative_number(const char *s)
 	return s[0] == '-' && s[1] >= '0' && s[1] <= '9';
 }
 
-struct ctl_opt *args_opt(struct ctl_opt *opts, const char *name)
+struct cli_opt *args_opt(struct cli_opt *opts, const char *name)
 {
 	for (; opts->name != NULL; opts++)
 		if (strcmp(opts->name, name) == 0)
@@ -41,7 +41,7 @@ struct ctl_opt *args_opt(struct ctl_opt *opts, const char *name)
 	return NULL;
 }
 
-int args_parse(const char *cmd, int argc, char **argv, struct ctl_opt *opts, const char **pos,
+int args_parse(const char *cmd, int argc, char **argv, struct cli_opt *opts, const char **pos,
                int maxpos, bool stop_at_command, char ***rest, int *nrest)
 {
 	int i, npos = 0;
@@ -52,7 +52,7 @@ int args_parse(const char *cmd, int argc, char **argv, struct ctl_opt *opts, con
 	}
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
-		struct ctl_opt *o;
+		struct cli_opt *o;
 		const char *eq;
 		char name[64];
 		size_t nlen;
@@ -188,9 +188,9 @@ uint8_t args_park(const char *cmd, const char *s)
 	args_fail(cmd, "--park '%s': must be 'stop' or 'idle'", s);
 }
 
-void args_resv(const char *cmd, struct ctl_opt *opts, struct vsp_resv *r)
+void args_resv(const char *cmd, struct cli_opt *opts, struct vsp_resv *r)
 {
-	const struct ctl_opt *o;
+	const struct cli_opt *o;
 
 	*r = (struct vsp_resv){0};
 	o = args_opt(opts, "period");
@@ -271,11 +271,11 @@ static int by_phase(const void *a, const void *b)
 	return (x->phase > y->phase) - (x->phase < y->phase);
 }
 
-void args_reservation(const char *cmd, struct ctl_opt *opts, struct vsp_resv *w, int nwin,
+void args_reservation(const char *cmd, struct cli_opt *opts, struct vsp_resv *w, int nwin,
                       struct vsp_request *req)
 {
 	static const char *single[] = {"slice", "deadline", "phase"};
-	const struct ctl_opt *o;
+	const struct cli_opt *o;
 	uint64_t period;
 
 	if (nwin == 0) {

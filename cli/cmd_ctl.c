@@ -55,7 +55,7 @@ int ctladmin_request(const char *endpoint, const struct padm_request *q, struct 
 	len = padm_encode_request(q, buf, sizeof(buf));
 	if (len < 0) {
 		fprintf(stderr, "vschedctl: cannot encode the request: %s\n", strerror(-len));
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	rc = zreq_exchange(endpoint, buf, (size_t)len, timeout_ms, MAX_REPLY, &msg, why,
 	                   sizeof(why));
@@ -66,17 +66,17 @@ int ctladmin_request(const char *endpoint, const struct padm_request *q, struct 
 			        endpoint);
 		else if (!quiet)
 			fprintf(stderr, "vschedctl: %s\n", why);
-		return CTL_EXIT_NOANSWER;
+		return CLI_EXIT_NOANSWER;
 	}
 	if (rc != ZREQ_OK) {
 		fprintf(stderr, "vschedctl: %s\n", why);
-		return rc == ZREQ_BADENDPOINT ? CTL_EXIT_USAGE : CTL_EXIT_FAIL;
+		return rc == ZREQ_BADENDPOINT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 	}
 	rc = padm_decode_reply(zmq_msg_data(&msg), zmq_msg_size(&msg), rep, why, sizeof(why));
 	zmq_msg_close(&msg);
 	if (rc != 0) {
 		fprintf(stderr, "vschedctl: bad reply from %s: %s\n", endpoint, why);
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	return 0;
 }
@@ -101,9 +101,9 @@ static int exchange(const char *endpoint, const char *what, const struct padm_re
 		if (rep->status != 0) {
 			fprintf(stderr, "vschedctl: %s: %s\n", what,
 			        rep->reason[0] ? rep->reason : strerror(-rep->status));
-			return CTL_EXIT_FAIL;
+			return CLI_EXIT_FAIL;
 		}
-		return CTL_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 }
 
@@ -133,7 +133,7 @@ static double number_arg(const char *cmd, const char *what, const char *s, bool 
 
 int cmd_rate(const char *controller, int argc, char **argv)
 {
-	struct ctl_opt opts[] = {{NULL, false, NULL}};
+	struct cli_opt opts[] = {{NULL, false, NULL}};
 	struct padm_request q = {.type = PADM_SET_RATE};
 	struct padm_reply rep;
 	const char *pos[2];
@@ -156,7 +156,7 @@ int cmd_rate(const char *controller, int argc, char **argv)
 		q.target_milli = v > 0 ? 1 : -1; /* 0.0001 is not 0: let the controller judge */
 	snprintf(what, sizeof(what), "rate %s", q.job);
 	rc = exchange(controller, what, &q, &rep, CHANGE_TIMEOUT_MS);
-	if (rc == CTL_EXIT_OK)
+	if (rc == CLI_EXIT_OK)
 		printf("%s\n", rep.reason);
 	padm_reply_release(&rep);
 	return rc;
@@ -249,14 +249,14 @@ int cmd_job_list(const char *vsched_endpoint, int argc, char **argv)
 {
 	const char *controller = ctladmin_endpoint;
 
-	struct ctl_opt opts[] = {{"json", false, NULL}, {NULL, false, NULL}};
+	struct cli_opt opts[] = {{"json", false, NULL}, {NULL, false, NULL}};
 	struct padm_request q = {.type = PADM_JOB_LIST};
 	struct padm_reply rep;
 	int rc;
 
 	args_parse("job list", argc, argv, opts, NULL, 0, false, NULL, NULL);
 	rc = exchange(controller, "job list", &q, &rep, LIST_TIMEOUT_MS);
-	if (rc == CTL_EXIT_OK && opts[0].value != NULL) {
+	if (rc == CLI_EXIT_OK && opts[0].value != NULL) {
 		fputc('[', stdout);
 		for (uint16_t i = 0; i < rep.njobs; i++) {
 			fputs(i ? ",\n" : "\n", stdout);
@@ -264,7 +264,7 @@ int cmd_job_list(const char *vsched_endpoint, int argc, char **argv)
 			fputc('}', stdout);
 		}
 		fputs(rep.njobs ? "\n]\n" : "]\n", stdout);
-	} else if (rc == CTL_EXIT_OK) {
+	} else if (rc == CLI_EXIT_OK) {
 		dash_jobs(stdout, &rep);
 	}
 	padm_reply_release(&rep);
@@ -430,7 +430,7 @@ int cmd_job_show(const char *vsched_endpoint, int argc, char **argv)
 {
 	const char *controller = ctladmin_endpoint;
 
-	struct ctl_opt opts[] = {{"json", false, NULL}, {NULL, false, NULL}};
+	struct cli_opt opts[] = {{"json", false, NULL}, {NULL, false, NULL}};
 	struct padm_request q = {.type = PADM_JOB_SHOW};
 	struct padm_reply rep;
 	const char *pos[1];
@@ -442,10 +442,10 @@ int cmd_job_show(const char *vsched_endpoint, int argc, char **argv)
 	job_name_arg("job show", pos[0], q.job);
 	snprintf(what, sizeof(what), "job show %s", q.job);
 	rc = exchange(controller, what, &q, &rep, LIST_TIMEOUT_MS);
-	if (rc == CTL_EXIT_OK && rep.njobs != 1) {
+	if (rc == CLI_EXIT_OK && rep.njobs != 1) {
 		fprintf(stderr, "vschedctl: %s: the controller sent no job record\n", what);
-		rc = CTL_EXIT_FAIL;
-	} else if (rc == CTL_EXIT_OK && opts[0].value != NULL) {
+		rc = CLI_EXIT_FAIL;
+	} else if (rc == CLI_EXIT_OK && opts[0].value != NULL) {
 		json_job(stdout, &rep.jobs[0], "");
 		fputs(", \"rank_list\": [", stdout);
 		for (uint16_t i = 0; i < rep.nranks; i++) {
@@ -466,7 +466,7 @@ int cmd_job_show(const char *vsched_endpoint, int argc, char **argv)
 		fputs(rep.nranks ? "\n]" : "]", stdout);
 		show_plan_json(&rep);
 		fputs("}\n", stdout);
-	} else if (rc == CTL_EXIT_OK) {
+	} else if (rc == CLI_EXIT_OK) {
 		show_text(&rep);
 		show_plan_text(&rep);
 	}
@@ -478,7 +478,7 @@ int cmd_job_set(const char *vsched_endpoint, int argc, char **argv)
 {
 	const char *controller = ctladmin_endpoint;
 
-	struct ctl_opt opts[] = {
+	struct cli_opt opts[] = {
 	    {"algorithm", true, NULL}, {"aggregate", true, NULL},      {"epsilon", true, NULL},
 	    {"rmax", true, NULL},      {"delta-period", true, NULL},   {"min-period", true, NULL},
 	    {"min-slice", true, NULL}, {"initial-period", true, NULL}, {NULL, false, NULL},
@@ -534,7 +534,7 @@ int cmd_job_set(const char *vsched_endpoint, int argc, char **argv)
 		args_fail("job set", "nothing to set (see vschedctl --help)");
 	snprintf(what, sizeof(what), "job set %s", q.job);
 	rc = exchange(controller, what, &q, &rep, CHANGE_TIMEOUT_MS);
-	if (rc == CTL_EXIT_OK)
+	if (rc == CLI_EXIT_OK)
 		printf("%s\n", rep.reason);
 	padm_reply_release(&rep);
 	return rc;
@@ -544,7 +544,7 @@ int cmd_job_set(const char *vsched_endpoint, int argc, char **argv)
 
 int cmd_node(const char *controller, int argc, char **argv)
 {
-	struct ctl_opt opts[] = {{"json", false, NULL}, {NULL, false, NULL}};
+	struct cli_opt opts[] = {{"json", false, NULL}, {NULL, false, NULL}};
 	struct padm_request q = {.type = PADM_NODE_LIST};
 	struct padm_reply rep;
 	int rc;
@@ -553,14 +553,14 @@ int cmd_node(const char *controller, int argc, char **argv)
 		args_fail("node", "missing or unknown subcommand (list)");
 	args_parse("node list", argc - 1, argv + 1, opts, NULL, 0, false, NULL, NULL);
 	rc = exchange(controller, "node list", &q, &rep, LIST_TIMEOUT_MS);
-	if (rc == CTL_EXIT_OK && opts[0].value != NULL) {
+	if (rc == CLI_EXIT_OK && opts[0].value != NULL) {
 		fputc('[', stdout);
 		for (uint16_t i = 0; i < rep.nnodes; i++) {
 			fputs(i ? ",\n" : "\n", stdout);
 			json_node(stdout, &rep.nodes[i]);
 		}
 		fputs(rep.nnodes ? "\n]\n" : "]\n", stdout);
-	} else if (rc == CTL_EXIT_OK) {
+	} else if (rc == CLI_EXIT_OK) {
 		dash_nodes(stdout, &rep);
 	}
 	padm_reply_release(&rep);
@@ -579,7 +579,7 @@ static void top_signal(int sig)
 
 int cmd_top(const char *controller, int argc, char **argv)
 {
-	struct ctl_opt opts[] = {
+	struct cli_opt opts[] = {
 	    {"once", false, NULL}, {"interval", true, NULL}, {NULL, false, NULL}};
 	struct padm_request q = {.type = PADM_STATUS};
 	uint64_t interval = NSEC_PER_SEC;
@@ -612,7 +612,7 @@ int cmd_top(const char *controller, int argc, char **argv)
 		if (once) {
 			if (rc == 0 && rep.status != 0) {
 				fprintf(stderr, "vschedctl: top: %s\n", rep.reason);
-				rc = CTL_EXIT_FAIL;
+				rc = CLI_EXIT_FAIL;
 			} else if (rc == 0) {
 				dash_render(stdout, &rep, title, when);
 			}
@@ -632,5 +632,5 @@ int cmd_top(const char *controller, int argc, char **argv)
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		}
 	}
-	return CTL_EXIT_OK;
+	return CLI_EXIT_OK;
 }

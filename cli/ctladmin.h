@@ -33,7 +33,7 @@ void ctladmin_usage(FILE *f);
 /*
  * One request/reply exchange with the controller, timeout_ms at most in all. Returns 0
  * with *rep decoded (release it with padm_reply_release, also when rep->status < 0), or
- * prints one line and returns CTL_EXIT_NOANSWER / CTL_EXIT_FAIL.
+ * prints one line and returns CLI_EXIT_NOANSWER / CLI_EXIT_FAIL.
  */
 int ctladmin_request(const char *endpoint, const struct padm_request *q, struct padm_reply *rep,
                      int timeout_ms, int quiet);

@@ -101,7 +101,7 @@ static void check_agent(const char *s)
 
 static int job_run(const char *endpoint, int argc, char **argv)
 {
-	struct ctl_opt opts[] = {
+	struct cli_opt opts[] = {
 	    {"job", true, NULL},   {"rank", true, NULL}, {"rate", true, NULL},
 	    {"agent", true, NULL}, {NULL, false, NULL},
 	};
@@ -149,7 +149,7 @@ static int job_run(const char *endpoint, int argc, char **argv)
 	    (opts[3].value != NULL && setenv("VSCHED_AGENT", opts[3].value, 1) != 0) ||
 	    (opts[2].value != NULL && setenv("VSCHED_TARGET", rate, 1) != 0)) {
 		fprintf(stderr, "vschedctl: job run: setenv: %s\n", strerror(errno));
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	fflush(NULL);
 	execvp(cmd[0], cmd);

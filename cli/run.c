@@ -65,14 +65,14 @@ static int wait_child(pid_t pid)
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "vschedctl: run: waitpid: %s\n", strerror(errno));
-			return CTL_EXIT_FAIL;
+			return CLI_EXIT_FAIL;
 		}
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
-	return CTL_EXIT_FAIL;
+	return CLI_EXIT_FAIL;
 }
 
 /* Ends a child that must not run (it is still waiting on the pipe) and reaps it. */
@@ -85,7 +85,7 @@ static void kill_child(pid_t pid)
 
 int cmd_run(const char *endpoint, int argc, char **argv)
 {
-	struct ctl_opt opts[] = {
+	struct cli_opt opts[] = {
 	    {"period", true, NULL}, {"slice", true, NULL}, {"deadline", true, NULL},
 	    {"phase", true, NULL},  {"cpu", true, NULL},   {"park", true, NULL},
 	    {NULL, false, NULL},
@@ -111,7 +111,7 @@ int cmd_run(const char *endpoint, int argc, char **argv)
 
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		fprintf(stderr, "vschedctl: run: pipe: %s\n", strerror(errno));
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	sigemptyset(&block);
 	for (size_t i = 0; i < NFWD; i++)
@@ -127,7 +127,7 @@ int cmd_run(const char *endpoint, int argc, char **argv)
 	if (pid < 0) {
 		fprintf(stderr, "vschedctl: run: fork: %s\n", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	if (pid == 0) {
 		close(pipefd[1]);
@@ -138,7 +138,7 @@ int cmd_run(const char *endpoint, int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &old, NULL); /* pending signals now reach the child */
 
 	req.pid = pid;
-	rc = ctl_request(endpoint, &req, &rep);
+	rc = client_request(endpoint, &req, &rep);
 	if (rc != 0) {
 		kill_child(pid);
 		return rc;
@@ -148,7 +148,7 @@ int cmd_run(const char *endpoint, int argc, char **argv)
 		        rep.msg[0] != '\0' ? rep.msg : strerror(-rep.status));
 		free(rep.tasks);
 		kill_child(pid);
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	free(rep.tasks);
 
@@ -157,7 +157,7 @@ int cmd_run(const char *endpoint, int argc, char **argv)
 		fprintf(stderr, "vschedctl: run: cannot start the command: %s\n", strerror(errno));
 		close(pipefd[1]);
 		kill_child(pid);
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	close(pipefd[1]);
 	return wait_child(pid);

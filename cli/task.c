@@ -16,31 +16,31 @@
 static int exchange(const char *endpoint, const char *what, const struct vsp_request *req,
                     struct vsp_reply *rep)
 {
-	int rc = ctl_request(endpoint, req, rep);
+	int rc = client_request(endpoint, req, rep);
 
 	if (rc != 0)
 		return rc;
 	if (rep->status != 0) {
 		fprintf(stderr, "vschedctl: %s: %s\n", what,
 		        rep->msg[0] != '\0' ? rep->msg : strerror(-rep->status));
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
-	return CTL_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int task_add_set(const char *endpoint, bool add, int argc, char **argv)
 {
-	struct ctl_opt add_opts[] = {
+	struct cli_opt add_opts[] = {
 	    {"period", true, NULL}, {"slice", true, NULL}, {"deadline", true, NULL},
 	    {"phase", true, NULL},  {"cpu", true, NULL},   {"park", true, NULL},
 	    {NULL, false, NULL},
 	};
 	/* set changes the reservation only: the CPU and the park policy stay */
-	struct ctl_opt set_opts[] = {
+	struct cli_opt set_opts[] = {
 	    {"period", true, NULL}, {"slice", true, NULL}, {"deadline", true, NULL},
 	    {"phase", true, NULL},  {NULL, false, NULL},
 	};
-	struct ctl_opt *opts = add ? add_opts : set_opts;
+	struct cli_opt *opts = add ? add_opts : set_opts;
 	const char *cmd = add ? "task add" : "task set";
 	struct vsp_request req = {.type = add ? VSP_ADD : VSP_SET, .cpu = -1};
 	struct vsp_reply rep;
@@ -55,7 +55,7 @@ static int task_add_set(const char *endpoint, bool add, int argc, char **argv)
 	req.pid = args_pid(cmd, pos[0]);
 	args_reservation(cmd, opts, win, nwin, &req);
 	if (add) {
-		const struct ctl_opt *cpu = args_opt(opts, "cpu"), *park = args_opt(opts, "park");
+		const struct cli_opt *cpu = args_opt(opts, "cpu"), *park = args_opt(opts, "park");
 
 		if (cpu->value != NULL)
 			req.cpu = args_cpu(cmd, cpu->value);
@@ -63,7 +63,7 @@ static int task_add_set(const char *endpoint, bool add, int argc, char **argv)
 	}
 	snprintf(what, sizeof(what), "%s %d", cmd, (int)req.pid);
 	rc = exchange(endpoint, what, &req, &rep);
-	if (rc == CTL_EXIT_OK)
+	if (rc == CLI_EXIT_OK)
 		printf("%s\n", rep.msg);
 	free(rep.tasks);
 	return rc;
@@ -71,7 +71,7 @@ static int task_add_set(const char *endpoint, bool add, int argc, char **argv)
 
 static int task_del(const char *endpoint, int argc, char **argv)
 {
-	struct ctl_opt opts[] = {{NULL, false, NULL}};
+	struct cli_opt opts[] = {{NULL, false, NULL}};
 	struct vsp_request req = {.type = VSP_DEL, .cpu = -1};
 	struct vsp_reply rep;
 	const char *pos[1];
@@ -83,7 +83,7 @@ static int task_del(const char *endpoint, int argc, char **argv)
 	req.pid = args_pid("task del", pos[0]);
 	snprintf(what, sizeof(what), "task del %d", (int)req.pid);
 	rc = exchange(endpoint, what, &req, &rep);
-	if (rc == CTL_EXIT_OK)
+	if (rc == CLI_EXIT_OK)
 		printf("%s\n", rep.msg);
 	free(rep.tasks);
 	return rc;
@@ -91,14 +91,14 @@ static int task_del(const char *endpoint, int argc, char **argv)
 
 static int task_list(const char *endpoint, int argc, char **argv)
 {
-	struct ctl_opt opts[] = {{"json", false, NULL}, {NULL, false, NULL}};
+	struct cli_opt opts[] = {{"json", false, NULL}, {NULL, false, NULL}};
 	struct vsp_request req = {.type = VSP_LIST, .cpu = -1};
 	struct vsp_reply rep;
 	int rc;
 
 	args_parse("task list", argc, argv, opts, NULL, 0, false, NULL, NULL);
 	rc = exchange(endpoint, "task list", &req, &rep);
-	if (rc == CTL_EXIT_OK) {
+	if (rc == CLI_EXIT_OK) {
 		if (opts[0].value != NULL)
 			output_json(stdout, rep.tasks, rep.ntasks);
 		else
@@ -128,7 +128,7 @@ int cmd_task(const char *endpoint, int argc, char **argv)
 
 int cmd_epoch(const char *endpoint, int argc, char **argv)
 {
-	struct ctl_opt opts[] = {{NULL, false, NULL}};
+	struct cli_opt opts[] = {{NULL, false, NULL}};
 	struct vsp_request req = {.type = VSP_EPOCH, .cpu = -1};
 	struct vsp_reply rep;
 	const char *pos[1];
@@ -156,7 +156,7 @@ int cmd_epoch(const char *endpoint, int argc, char **argv)
 		req.epoch_realtime_ns = v;
 	}
 	rc = exchange(endpoint, "epoch", &req, &rep);
-	if (rc == CTL_EXIT_OK)
+	if (rc == CLI_EXIT_OK)
 		printf("%s\n", rep.msg);
 	free(rep.tasks);
 	return rc;

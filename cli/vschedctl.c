@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ctl_usage(FILE *f)
+void cli_usage(FILE *f)
 {
 	fputs("usage: vschedctl [-s ENDPOINT] [-C CONTROLLER] COMMAND [ARGS]\n"
 	      "\n"
@@ -29,7 +29,7 @@ void ctl_usage(FILE *f)
 	ctladmin_usage(f);
 	fputs("\n"
 	      "Durations need a unit: ns us ms s m h d (10ms, 1.5s, 250us).\n"
-	      "ENDPOINT: -s, else $" CTL_ENDPOINT_ENV ", else " CTL_DEFAULT_ENDPOINT ".\n"
+	      "ENDPOINT: -s, else $" CLI_ENDPOINT_ENV ", else " CLI_DEFAULT_ENDPOINT ".\n"
 	      "Exit status: 0 ok, 1 refused or failed, 2 usage error, 3 no answer from vsched;\n"
 	      "run exits with the command's status (128+N if killed by signal N).\n",
 	      f);
@@ -37,13 +37,13 @@ void ctl_usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	const char *endpoint = getenv(CTL_ENDPOINT_ENV);
+	const char *endpoint = getenv(CLI_ENDPOINT_ENV);
 	const char *controller = getenv(CTL_CONTROLLER_ENV);
 	const char *cmd;
 	int i = 1;
 
 	if (endpoint == NULL || endpoint[0] == '\0')
-		endpoint = CTL_DEFAULT_ENDPOINT;
+		endpoint = CLI_DEFAULT_ENDPOINT;
 	if (controller == NULL || controller[0] == '\0')
 		controller = CTL_DEFAULT_CONTROLLER;
 
@@ -52,13 +52,13 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			ctl_usage(stdout);
-			return CTL_EXIT_OK;
+			cli_usage(stdout);
+			return CLI_EXIT_OK;
 		}
 		if (strcmp(a, "-s") == 0 || strcmp(a, "--endpoint") == 0) {
 			if (i + 1 >= argc || argv[i + 1][0] == '\0') {
 				fprintf(stderr, "vschedctl: option %s needs an ENDPOINT\n", a);
-				return CTL_EXIT_USAGE;
+				return CLI_EXIT_USAGE;
 			}
 			endpoint = argv[i + 1];
 			i += 2;
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		if (strcmp(a, "-C") == 0 || strcmp(a, "--controller") == 0) {
 			if (i + 1 >= argc || argv[i + 1][0] == '\0') {
 				fprintf(stderr, "vschedctl: option %s needs an ENDPOINT\n", a);
-				return CTL_EXIT_USAGE;
+				return CLI_EXIT_USAGE;
 			}
 			controller = argv[i + 1];
 			i += 2;
@@ -84,18 +84,18 @@ int main(int argc, char **argv)
 			continue;
 		}
 		fprintf(stderr, "vschedctl: unknown option '%s' (see vschedctl --help)\n", a);
-		return CTL_EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
 	if (i >= argc) {
 		fprintf(stderr, "vschedctl: missing command (see vschedctl --help)\n");
-		return CTL_EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
 
 	cmd = argv[i++];
 	ctladmin_endpoint = controller;
 	if (strcmp(cmd, "help") == 0) {
-		ctl_usage(stdout);
-		return CTL_EXIT_OK;
+		cli_usage(stdout);
+		return CLI_EXIT_OK;
 	}
 	if (strcmp(cmd, "task") == 0)
 		return cmd_task(endpoint, argc - i, argv + i);
@@ -112,5 +112,5 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "top") == 0)
 		return cmd_top(controller, argc - i, argv + i);
 	fprintf(stderr, "vschedctl: unknown command '%s' (see vschedctl --help)\n", cmd);
-	return CTL_EXIT_USAGE;
+	return CLI_EXIT_USAGE;
 }

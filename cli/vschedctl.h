@@ -14,20 +14,20 @@
 
 #include "proto_vsched.h"
 
-#define CTL_EXIT_OK       0
-#define CTL_EXIT_FAIL     1
-#define CTL_EXIT_USAGE    2
-#define CTL_EXIT_NOANSWER 3
+#define CLI_EXIT_OK       0
+#define CLI_EXIT_FAIL     1
+#define CLI_EXIT_USAGE    2
+#define CLI_EXIT_NOANSWER 3
 
-#define CTL_DEFAULT_ENDPOINT "ipc:///run/vsched/api.sock"
-#define CTL_ENDPOINT_ENV     "VSCHED_ENDPOINT"
-#define CTL_TIMEOUT_MS       3000
+#define CLI_DEFAULT_ENDPOINT "ipc:///run/vsched/api.sock"
+#define CLI_ENDPOINT_ENV     "VSCHED_ENDPOINT"
+#define CLI_TIMEOUT_MS       3000
 
 /* vschedctl.c */
-void ctl_usage(FILE *f);
+void cli_usage(FILE *f);
 
 /* args.c — every failure prints one line "vschedctl: CMD: reason" and exits 2 */
-struct ctl_opt {
+struct cli_opt {
 	const char *name;  /* long option without the dashes: "period" */
 	bool has_arg;      /* takes a value ("--period 10ms" or "--period=10ms") */
 	const char *value; /* set by args_parse: the value, or "" for a flag; NULL if absent */
@@ -40,20 +40,20 @@ struct ctl_opt {
  * `run`); otherwise *rest may be NULL. Arguments that look like negative numbers are
  * positional, so that "task del -5" is refused for its PID, not as an unknown option.
  */
-int args_parse(const char *cmd, int argc, char **argv, struct ctl_opt *opts, const char **pos,
+int args_parse(const char *cmd, int argc, char **argv, struct cli_opt *opts, const char **pos,
                int maxpos, bool stop_at_command, char ***rest, int *nrest);
 /* Prints "vschedctl: CMD: reason" and exits 2. */
 _Noreturn void args_fail(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The option named name in opts (must exist). */
-struct ctl_opt *args_opt(struct ctl_opt *opts, const char *name);
+struct cli_opt *args_opt(struct cli_opt *opts, const char *name);
 int32_t args_pid(const char *cmd, const char *s);
 int32_t args_cpu(const char *cmd, const char *s);
 /* A duration with a unit; zero allowed only when allow_zero. */
 uint64_t args_duration(const char *cmd, const char *opt, const char *s, bool allow_zero);
 uint8_t args_park(const char *cmd, const char *s);
 /* Fills r from --period --slice (required) and --deadline --phase (optional) in opts. */
-void args_resv(const char *cmd, struct ctl_opt *opts, struct vsp_resv *r);
+void args_resv(const char *cmd, struct cli_opt *opts, struct vsp_resv *r);
 /*
  * Removes every "--window PHASE+LENGTH[/SLICE]" (or --window=...) before "--" from argv,
  * parsing each into w[] (period 0; SLICE defaults to LENGTH). Returns their number, at most
@@ -65,16 +65,16 @@ int args_take_windows(const char *cmd, int *argc, char **argv, struct vsp_resv *
  * otherwise the nwin windows (sorted by phase) with --period, which --slice, --deadline and
  * --phase may not accompany.
  */
-void args_reservation(const char *cmd, struct ctl_opt *opts, struct vsp_resv *w, int nwin,
+void args_reservation(const char *cmd, struct cli_opt *opts, struct vsp_resv *w, int nwin,
                       struct vsp_request *req);
 
 /* client.c */
 /*
- * Sends req to endpoint and waits for the reply, CTL_TIMEOUT_MS at most in all. Returns 0
+ * Sends req to endpoint and waits for the reply, CLI_TIMEOUT_MS at most in all. Returns 0
  * with *rep decoded (the caller frees rep->tasks, even when rep->status < 0), or prints one
- * line and returns CTL_EXIT_NOANSWER (no answer) or CTL_EXIT_FAIL (bad reply, local error).
+ * line and returns CLI_EXIT_NOANSWER (no answer) or CLI_EXIT_FAIL (bad reply, local error).
  */
-int ctl_request(const char *endpoint, const struct vsp_request *req, struct vsp_reply *rep);
+int client_request(const char *endpoint, const struct vsp_request *req, struct vsp_reply *rep);
 
 /* task.c */
 int cmd_task(const char *endpoint, int argc, char **argv);

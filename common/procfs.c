@@ -33,7 +33,9 @@ int procfs_stat(pid_t pid, pid_t tid, struct procfs_stat *st)
 	st->state = p[2];
 	p++;
 	for (int field = 3; field <= 22; field++) { /* p: the blank before field `field` */
-		if (field == 14)
+		if (field == 9)
+			st->flags = strtoull(p + 1, NULL, 10);
+		else if (field == 14)
 			st->utime = strtoull(p + 1, NULL, 10);
 		else if (field == 15)
 			st->stime = strtoull(p + 1, NULL, 10);

@@ -13,6 +13,7 @@
 /* Fields of /proc/PID/stat (man 5 proc). */
 struct procfs_stat {
 	char state;         /* field 3: R, S, D, T, Z, ... */
+	uint64_t flags;     /* field 9: PF_* (PF_KTHREAD: a kernel thread) */
 	uint64_t utime;     /* field 14, clock ticks */
 	uint64_t stime;     /* field 15, clock ticks */
 	uint64_t starttime; /* field 22, clock ticks after boot */

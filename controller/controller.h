@@ -50,7 +50,7 @@
 
 #include "control.h"
 #include "coplan.h"
-#include "fitness.h"
+#include "fit.h"
 #include "proto_admin.h"
 #include "proto_ctl.h"
 #include "timeutil.h"

@@ -1,6 +1,6 @@
 /*
  * Co-scheduling plans (DESIGN.md §5.2, docs/coschedule.md): from the slot table of
- * fit_schedule() (fitness.h: Algorithm 2 per node, the Algorithm 1 reduction across nodes)
+ * fit_schedule() (fit.h: Algorithm 2 per node, the Algorithm 1 reduction across nodes)
  * to the windows every job is given on every node it spans, checked for what vsched can
  * run. Pure functions: no I/O, no daemon state; coplan_make() allocates its own scratch.
  *
@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fitness.h"
+#include "fit.h"
 #include "proto_vsched.h"
 
 #define COPLAN_MAX_WINDOWS VSP_MAX_WINDOWS /* per job, what one CONSTRAINT carries */

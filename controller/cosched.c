@@ -5,7 +5,7 @@
  * Frames of T = `frame` are cut into slots of q = `slot` and aligned to a cluster epoch
  * (wall clock at start rounded down to a multiple of T, sent to every node in EPOCH when
  * `align`). A plan is one frame's slot table for every planned job: Algorithm 2 per node
- * and the Algorithm 1 reduction across nodes (fitness.c), made into windows and checked
+ * and the Algorithm 1 reduction across nodes (fit.c), made into windows and checked
  * for CPU colouring (coplan.c). A job is planned when it has a target, its R_max is known
  * (U = slice / period of its control state < 1) and it has ranks on up nodes; it needs
  * ceil(U * slots) slots per (sub-)frame. Inputs per job: the per-process memory and

@@ -1,6 +1,6 @@
 /*
  * Per-process bandwidth of jobs, from the agents' BW reports, and the devil/turtle class
- * it gives the job (paper 002; fit_classify_bw in classify.c). Two views of the same
+ * it gives the job (paper 002; fit_classify_bw in fit_class.c). Two views of the same
  * figures:
  *   - averaged: every rank's reports over the last bw_window (the latest one alone when
  *     none is that recent), mean over the job's ranks; what the co-scheduling planner

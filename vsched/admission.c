@@ -21,9 +21,10 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "text.h"
 
 #define RT_RUNTIME_PATH "/proc/sys/kernel/sched_rt_runtime_us"
 #define RT_PERIOD_PATH  "/proc/sys/kernel/sched_rt_period_us"
@@ -39,20 +40,6 @@ double admission_density(const struct vsp_resv *r)
 	return (double)r->slice / (double)w;
 }
 
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why == NULL || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 /* Reads one decimal integer (optionally followed by a newline) from path. */
 static int read_ll(const char *path, long long *v, char *why, size_t whylen)
 {
@@ -61,7 +48,7 @@ static int read_ll(const char *path, long long *v, char *why, size_t whylen)
 	size_t n;
 
 	if (f == NULL) {
-		set_why(why, whylen, "%s: %s", path, strerror(errno));
+		text_fmt(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	n = fread(buf, 1, sizeof(buf) - 1, f);
@@ -70,7 +57,7 @@ static int read_ll(const char *path, long long *v, char *why, size_t whylen)
 	errno = 0;
 	*v = strtoll(buf, &end, 10);
 	if (end == buf || errno != 0 || (*end != '\0' && strcmp(end, "\n") != 0)) {
-		set_why(why, whylen, "%s: not an integer", path);
+		text_fmt(why, whylen, "%s: not an integer", path);
 		return -1;
 	}
 	return 0;
@@ -88,7 +75,7 @@ int admission_read_rt_limit(const char *runtime_path, const char *period_path, d
 	    read_ll(period_path, &period, why, whylen) < 0)
 		return -1;
 	if (period <= 0) {
-		set_why(why, whylen, "%s: period %lld must be > 0", period_path, period);
+		text_fmt(why, whylen, "%s: period %lld must be > 0", period_path, period);
 		return -1;
 	}
 	if (runtime == -1) {
@@ -96,7 +83,7 @@ int admission_read_rt_limit(const char *runtime_path, const char *period_path, d
 		return 0;
 	}
 	if (runtime < 0) {
-		set_why(why, whylen, "%s: runtime %lld must be >= 0 or -1", runtime_path, runtime);
+		text_fmt(why, whylen, "%s: runtime %lld must be >= 0 or -1", runtime_path, runtime);
 		return -1;
 	}
 	*limit = runtime >= period ? 1.0 : (double)runtime / (double)period;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "procfs.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
@@ -41,47 +42,9 @@ static int pidfd_signal(int pidfd, int sig)
 	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
-/*
- * Reads /proc/PID/stat and returns field `field` (1-based, >= 3) as a number; 0 when
- * unreadable. Parsing starts after the last ')' so a command name with spaces or
- * parentheses cannot shift the fields.
- */
-static uint64_t stat_field(pid_t pid, int field)
-{
-	char path[64], buf[1024];
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	/* p points at " S ppid ...": field 3 is the first after ')'. */
-	for (int f = 3; f <= field; f++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return 0;
-		if (f == field)
-			return strtoull(p, NULL, 10);
-		while (*p && *p != ' ')
-			p++;
-	}
-	return 0;
-}
-
 uint64_t task_read_starttime(pid_t pid)
 {
-	return stat_field(pid, 22);
+	return procfs_starttime(pid);
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -143,6 +106,7 @@ static void free_threads_rcu(struct rcu_head *h)
 
 int task_open(pid_t pid, struct task **out, char *why, size_t whylen)
 {
+	struct procfs_stat st;
 	struct sched_param sp;
 	struct task *t;
 	int err;
@@ -171,7 +135,7 @@ int task_open(pid_t pid, struct task **out, char *why, size_t whylen)
 		goto fail;
 	}
 	t->starttime = task_read_starttime(pid);
-	if (stat_field(pid, 9) & PF_KTHREAD) {
+	if (procfs_stat(pid, 0, &st) == 0 && (st.flags & PF_KTHREAD)) {
 		err = EINVAL;
 		snprintf(why, whylen, "pid %d: is a kernel thread", (int)pid);
 		goto fail;
@@ -400,7 +364,8 @@ static long thread_count(pid_t pid)
 
 static bool thread_has_started(pid_t pid, pid_t tid)
 {
-	char path[80], buf[512], *state;
+	char path[80];
+	struct procfs_stat st;
 	unsigned long long run_ns = 0;
 	FILE *f;
 
@@ -415,16 +380,7 @@ static bool thread_has_started(pid_t pid, pid_t tid)
 		return true;
 	if (run_ns == 0)
 		return false;
-	/* The state follows the ")" that closes the command name in /proc/PID/task/TID/stat. */
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	state = strrchr(buf, ')');
-	return state && (state[1] == ' ') && (state[2] == 'S' || state[2] == 'D');
+	return procfs_stat(pid, tid, &st) == 0 && (st.state == 'S' || st.state == 'D');
 }
 
 /* Drops from th (ascending) the threads not in old that have not started yet. */

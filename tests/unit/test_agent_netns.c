@@ -1,5 +1,5 @@
 /*
- * Network namespaces in vsched-agent's network sampling (agent/sample_net.c, sampler.c):
+ * Network namespaces in vsched-agent's network sampling (agent/snet.c, sampler.c):
  *  - the namespace cache with injected probes: processes grouped by namespace, each
  *    namespace dumped once per round, a foreign one through a socket made inside it and
  *    kept across rounds, closed when no process lives there any more, made afresh after a

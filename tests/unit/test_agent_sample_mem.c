@@ -1,5 +1,5 @@
 /*
- * Memory-bandwidth sources of vsched-agent (agent/sample_mem.c) with injected probes: the
+ * Memory-bandwidth sources of vsched-agent (agent/smem.c) with injected probes: the
  * fallback order pmu -> resctrl -> app -> none, a clean fallback when the PMU is absent
  * (as on these VMs), bytes = misses x line size on the PMU path, and the resctrl MBM path
  * on a fake /sys/fs/resctrl tree. Also checks that the real probe agrees with the machine:

@@ -1,5 +1,5 @@
 /*
- * Network sampling of vsched-agent (agent/sample_net.c):
+ * Network sampling of vsched-agent (agent/snet.c):
  *  - /proc/net/dev parsing (node totals without lo, malformed input refused);
  *  - sock_diag -> process mapping: two child processes exchange a known number of bytes
  *    over loopback TCP; the bytes attributed to the sender (tcpi_bytes_acked) and to the

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the co-scheduling planner (controller/coplan.c over fitness.c): worked
+ * Unit tests of the co-scheduling planner (controller/coplan.c over fit.c): worked
  * examples of the controller's coschedule mode (docs/coschedule.md).
  *   - 4 jobs at 45 % on one 2-CPU node, 2 memory-heavy + 2 light, frame 100 ms of 5 ms
  *     slots: every slot that runs two jobs pairs a heavy one with a light one; every job

@@ -1,6 +1,6 @@
 /*
- * Unit tests of the MemBUS fitness co-scheduler (controller/fitness.c) and the devil/turtle
- * classification (controller/classify.c). Worked examples are computed by hand in the
+ * Unit tests of the MemBUS fitness co-scheduler (controller/fit.c) and the devil/turtle
+ * classification (controller/fit_class.c). Worked examples are computed by hand in the
  * comments.
  */
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "fitness.h"
+#include "fit.h"
 #include "sim.h" /* sim_uniform: seeded random problems */
 
 static uint64_t scratch[1 << 16];

@@ -1,5 +1,5 @@
 /*
- * Completeness of the co-scheduler's slot table (controller/fitness.c): when the greedy fill
+ * Completeness of the co-scheduler's slot table (controller/fit.c): when the greedy fill
  * of Algorithms 1 and 2 leaves a job short although a complete table exists (every job
  * exactly need_i slots), the repair search finds one.
  *   - worked counter-examples of the greedy fill (gangs on different node subsets, a
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "fitness.h"
+#include "fit.h"
 #include "sim.h" /* sim_uniform: seeded random problems */
 
 static uint64_t scratch[1 << 16];

@@ -1,5 +1,5 @@
 /*
- * Pairing properties of the MemBUS co-scheduler (controller/fitness.c) that the co-scheduling
+ * Pairing properties of the MemBUS co-scheduler (controller/fit.c) that the co-scheduling
  * simulation (bench/cosched_sim.c) relies on and test_fitness.c does not check: full load
  * (sum of shares = CPUs) never starves a job, whatever the rotation; on paper 000's
  * platform (4 nodes x 2 CPUs) a memory-heavy job is paired with a light one in every slot;
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "fitness.h"
+#include "fit.h"
 #include "sim.h" /* sim_uniform: seeded random problems */
 
 static uint64_t scratch[1 << 12];

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "vsched.h"
 
 #define VICTIM_LIFE_S    20
@@ -81,31 +82,14 @@ static void sleep_us(long us)
 /* State (field 3) and start time (field 22) of pid; returns 0 or -1. */
 static int proc_stat(pid_t pid, char *state, uint64_t *starttime)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
+	struct procfs_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p == NULL || p[1] != ' ')
+	if (procfs_stat(pid, 0, &ps) != 0)
 		return -1;
 	if (state)
-		*state = p[2];
-	for (int field = 3; field <= 22; field++) { /* p: the blank before field `field` */
-		p = strchr(p + 1, ' ');
-		if (p == NULL)
-			return -1;
-	}
+		*state = ps.state;
 	if (starttime)
-		*starttime = strtoull(p + 1, NULL, 10);
+		*starttime = ps.starttime;
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
- * Repair search of fit_schedule() (fitness.c): a complete slot table when the greedy fill
- * of papers/000's Algorithms 1 and 2 leaves a job short. Contract in fitness_search.h.
+ * Repair search of fit_schedule() (fit.c): a complete slot table when the greedy fill
+ * of papers/000's Algorithms 1 and 2 leaves a job short. Contract in fit_search.h.
  *
  * When the greedy fill is short. The fill has no look-ahead: it can spend a slot on jobs
  * that could have run elsewhere (single-node jobs in the one slot two gangs sharing a node
@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fitness_search.h"
+#include "fit_search.h"
 
 /* State of the search for nslots slots, mapped in the buffer fit_search() is given. */
 struct search {

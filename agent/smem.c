@@ -1,5 +1,6 @@
 /*
- * Per-process memory bandwidth, with its source (DESIGN.md §4, paper 000 Sect. 5.2):
+ * smem (sampled memory): per-process memory bandwidth, with its source (DESIGN.md §4,
+ * paper 000 Sect. 5.2):
  *  1. pmu:     perf_event_open(PERF_COUNT_HW_CACHE_MISSES) on the process (all threads,
  *              inherited by children), bytes = misses x cache line size;
  *  2. resctrl: an MBM monitoring group per process under /sys/fs/resctrl/mon_groups,

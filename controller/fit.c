@@ -1,6 +1,7 @@
 /*
- * MemBUS co-scheduling (papers/000, Fig. 3, Algorithms 1 and 2), extended to periodic
- * frames with per-job shares, for the controller's gang mode (DESIGN.md §5.2).
+ * fit (the fitness heuristic): MemBUS co-scheduling (papers/000, Fig. 3, Algorithms 1
+ * and 2), extended to periodic frames with per-job shares, for the controller's gang mode
+ * (DESIGN.md §5.2).
  *
  * For each slot k of the frame (slots_left = nslots - k):
  *  1. Local phase, every node l (Algorithm 2): P_rem = cpus, BW_rem = (M, N). Candidates
@@ -22,7 +23,7 @@
  * jobs on node l.
  *
  * When the greedy fill is short, a bounded repair search replaces the table: see
- * fitness_search.c.
+ * fit_search.c.
  */
 #include <errno.h>
 #include <math.h>
@@ -30,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fitness.h"
-#include "fitness_search.h"
+#include "fit.h"
+#include "fit_search.h"
 
 /* Squared distance: same order as the distance, no sqrt on the hot path. */
 static double dist2(const struct fit_job *j, double m_ideal, double n_ideal)

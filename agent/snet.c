@@ -1,7 +1,8 @@
 /*
- * Per-process TCP bandwidth (DESIGN.md §4): one netlink sock_diag dump (NETLINK_INET_DIAG,
- * SOCK_DIAG_BY_FAMILY, IPv4 and IPv6, every state, INET_DIAG_INFO) gives every TCP
- * socket's tcp_info; tcpi_bytes_acked (sent and acknowledged) and tcpi_bytes_received are
+ * snet (sampled network): per-process TCP bandwidth (DESIGN.md §4): one netlink sock_diag
+ * dump (NETLINK_INET_DIAG, SOCK_DIAG_BY_FAMILY, IPv4 and IPv6, every state,
+ * INET_DIAG_INFO) gives every TCP socket's tcp_info; tcpi_bytes_acked (sent and
+ * acknowledged) and tcpi_bytes_received are
  * attributed to a process through the socket inodes in /proc/PID/fd. Node totals come from
  * /proc/net/dev (every interface but lo).
  *

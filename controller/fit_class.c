@@ -12,7 +12,7 @@
  */
 #include <math.h>
 
-#include "fitness.h"
+#include "fit.h"
 
 void fit_class_params_default(struct fit_class_params *p)
 {

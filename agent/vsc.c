@@ -1,6 +1,7 @@
 /*
- * The agent's conversation with vsched's local API (common/proto_vsched.h): every request
- * the agent makes of vsched is made here. One REQ/REP exchange per request, bounded by
+ * vsc (vsched client): the agent's conversation with vsched's local API
+ * (common/proto_vsched.h): every request the agent makes of vsched is made here. One
+ * REQ/REP exchange per request, bounded by
  * vsched_timeout. A REQ socket that timed out is stuck in its send/receive state machine,
  * so it is closed and made again ("lazy pirate"); the next call reconnects.
  *

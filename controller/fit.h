@@ -12,8 +12,8 @@
  * S_total order only if they fit on every node they span: a job holds the same slots on
  * all its nodes (gang).
  */
-#ifndef VSCHED_FITNESS_H
-#define VSCHED_FITNESS_H
+#ifndef VSCHED_FIT_H
+#define VSCHED_FIT_H
 
 #include <math.h>
 #include <stddef.h>
@@ -83,7 +83,7 @@ struct fit_class_params {
 	double devil_missrate; /* devil: LLC misses per 10,000 instructions > this (30) */
 };
 
-/* fitness.c */
+/* fit.c */
 #define FIT_MAX_SLOTS 1024 /* nslots the repair search of fit_schedule() takes at most */
 /* Slots per frame job i needs: ceil(U * nslots) (at least 1 for U > 0). */
 static inline uint32_t fit_need(double util, uint32_t nslots)
@@ -106,7 +106,7 @@ size_t fit_scratch_bytes(uint32_t njobs, uint32_t nnodes, uint32_t nplace);
  * One frame's slot table: table[i * nslots + k] = 1 if job i runs in slot k (on every node
  * it spans), got[i] (optional) = slots given to job i. A job never gets more than need_i.
  * The fill is greedy, slot by slot (Algorithms 1 and 2); if it leaves a job short, a
- * bounded repair search looks for a complete table (fitness_search.c, "When the greedy fill is
+ * bounded repair search looks for a complete table (fit_search.c, "When the greedy fill is
  * short"): it finds one whenever one exists and the search ends within its bound (always,
  * for the small problems of the tests), and ignores bandwidth. Deterministic, no
  * allocation, does not block. Returns 0 (every job exactly need_i); -ENOSPC if none was
@@ -125,7 +125,7 @@ int fit_windows(const uint8_t *row, uint32_t nslots, struct fit_window *out, uin
 void fit_window_resv(const struct fit_window *w, mono_ns slot_ns, uint32_t nslots,
                      struct fit_resv *out);
 
-/* classify.c */
+/* fit_class.c */
 void fit_class_params_default(struct fit_class_params *p);
 /* From the per-process memory bandwidth and the node's capacity M and CPUs. NAN or
  * negative bandwidth (unavailable) -> FIT_UNKNOWN. */

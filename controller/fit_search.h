@@ -1,16 +1,16 @@
 /*
- * Repair search of fit_schedule() (fitness_search.c, "When the greedy fill is short"):
- * internal to the controller's decision logic (fitness.c), not part of fitness.h.
+ * Repair search of fit_schedule() (fit_search.c, "When the greedy fill is short"):
+ * internal to the controller's decision logic (fit.c), not part of fit.h.
  */
-#ifndef VSCHED_FITNESS_SEARCH_H
-#define VSCHED_FITNESS_SEARCH_H
+#ifndef VSCHED_FIT_SEARCH_H
+#define VSCHED_FIT_SEARCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fitness.h"
+#include "fit.h"
 
-/* fitness_search.c */
+/* fit_search.c */
 /* Elementary steps (a placement checked, a slot scanned or set) the repair search may take
  * per call: measured at most 14 ms of CPU (typically 1-3 ms) on this project's test VM. */
 #define FIT_SEARCH_WORK ((uint64_t)1 << 21)
