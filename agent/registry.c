@@ -124,6 +124,7 @@ int registry_add_proc(struct agent *a, const char *job, uint32_t rank, pid_t pid
 	pr->job = j;
 	pr->rank = rank;
 	pr->since = mono_now();
+	pr->mem.perf_fd = -1; /* no counter open until the sampler attaches one */
 	return p;
 }
 
