@@ -36,7 +36,8 @@ int main(int argc, char **argv)
 	int batches = argc > 1 ? atoi(argv[1]) : 2000, calls = argc > 2 ? atoi(argv[2]) : 1000;
 	int in = 1, out = 0;
 	MPI_Init(&argc, &argv);
-	double *bare = malloc(sizeof(double) * batches), *wrapped = malloc(sizeof(double) * batches);
+	double *bare = malloc(sizeof(double) * batches),
+	       *wrapped = malloc(sizeof(double) * batches);
 	double *diff = malloc(sizeof(double) * batches);
 	for (int i = 0; i < 10 * calls; i++) /* warm up; lets auto find its period */
 		MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

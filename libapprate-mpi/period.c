@@ -53,6 +53,45 @@ static uint32_t count_of(const struct period *p, uint32_t s)
 	return 0;
 }
 
+/* per_iter = 1: the share of segments equal to the most common one (majority vote). */
+static uint32_t modal_share(const struct period *p, uint32_t nseg, uint32_t *len)
+{
+	uint32_t cand = 0, votes = 0, modal = 0;
+
+	for (uint32_t k = 0; k < nseg; k++) { /* Boyer-Moore majority vote */
+		if (votes == 0) {
+			cand = k;
+			votes = 1;
+		} else {
+			votes += p->seg_hash[k] == p->seg_hash[cand] ? 1 : -1u;
+		}
+	}
+	for (uint32_t k = 0; k < nseg; k++)
+		if (p->seg_hash[k] == p->seg_hash[cand]) {
+			modal++;
+			*len = p->seg_len[k];
+		}
+	return (uint32_t)((uint64_t)modal * 100 / nseg);
+}
+
+/* per_iter = q >= 2: the share of segments equal to the one q before; *len the events of
+ * q segments that repeat. */
+static uint32_t lag_share(const struct period *p, uint32_t nseg, uint32_t q, uint32_t *len)
+{
+	uint32_t same = 0;
+
+	for (uint32_t k = q; k < nseg; k++)
+		if (p->seg_hash[k] == p->seg_hash[k - q]) {
+			same++;
+			if (k >= 2 * q && p->seg_hash[k - q] == p->seg_hash[k - 2 * q]) {
+				*len = 0;
+				for (uint32_t i = k - q + 1; i <= k; i++)
+					*len += p->seg_len[i];
+			}
+		}
+	return (uint32_t)((uint64_t)same * 100 / (nseg - q));
+}
+
 /*
  * Cuts the window at every occurrence of anchor and judges the segments (see period.h).
  * Returns true with *f filled when anchor qualifies.
@@ -60,7 +99,7 @@ static uint32_t count_of(const struct period *p, uint32_t s)
 static bool test_anchor(struct period *p, const struct window *w, uint32_t anchor, uint64_t since,
                         struct period_found *f)
 {
-	uint32_t nseg = 0, len = 0, cand = 0, votes = 0, modal = 0, modal_len = 0;
+	uint32_t nseg = 0, len = 0, share = 0, q;
 	uint64_t h = 0, occ = 0, last = 0;
 	bool started = false;
 
@@ -80,27 +119,20 @@ static bool test_anchor(struct period *p, const struct window *w, uint32_t ancho
 		h = (h ^ s) * 1099511628211ull; /* FNV-1a over the segment's symbols */
 		len++;
 	}
-	if (nseg < PERIOD_MIN_SEGMENTS)
-		return false;
-	for (uint32_t k = 0; k < nseg; k++) { /* Boyer-Moore majority vote */
-		if (votes == 0) {
-			cand = k;
-			votes = 1;
-		} else {
-			votes += p->seg_hash[k] == p->seg_hash[cand] ? 1 : -1u;
-		}
+	for (q = 1; q <= PERIOD_MAX_PER_ITER; q++) {
+		if (nseg < PERIOD_MIN_SEGMENTS * q)
+			return false;
+		share = q == 1 ? modal_share(p, nseg, &len) : lag_share(p, nseg, q, &len);
+		if (share >= PERIOD_MODAL_PCT)
+			break;
 	}
-	for (uint32_t k = 0; k < nseg; k++)
-		if (p->seg_hash[k] == p->seg_hash[cand]) {
-			modal++;
-			modal_len = p->seg_len[k];
-		}
-	if ((uint64_t)modal * 100 < (uint64_t)PERIOD_MODAL_PCT * nseg)
+	if (q > PERIOD_MAX_PER_ITER)
 		return false;
 	*f = (struct period_found){.anchor = anchor,
-	                           .seglen = modal_len,
+	                           .per_iter = q,
+	                           .seglen = len,
 	                           .segments = nseg,
-	                           .modal_pct = (uint32_t)((uint64_t)modal * 100 / nseg),
+	                           .modal_pct = share,
 	                           .occurrences = occ,
 	                           .last_at = last};
 	return true;

@@ -9,9 +9,14 @@
  * checkpoint) make some segments differ; a candidate is accepted when at least
  * PERIOD_MODAL_PCT % of its segments are one and the same sequence (and there are at least
  * PERIOD_MIN_SEGMENTS of them). Among accepted candidates the one that occurs most often,
- * i.e. the shortest period, wins: a symbol called twice per iteration between different
- * calls yields two alternating kinds of segment (50 %) and is refused; one occurring once
- * per iteration is then accepted.
+ * i.e. the shortest period, wins.
+ *
+ * A symbol called k times per iteration (a halo-exchange loop over neighbours: the same
+ * call sites twice per step, once per direction) cuts the iteration into k segments of
+ * different kinds (A B A B ...): no single kind reaches 75 %. Such a candidate is accepted
+ * with k = q occurrences per iteration when, for the smallest q in 2..PERIOD_MAX_PER_ITER,
+ * at least PERIOD_MODAL_PCT % of its segments equal the segment q before them (an odd
+ * segment breaks two comparisons) and the window holds PERIOD_MIN_SEGMENTS iterations.
  *
  * Cost: period_record is one store; period_find is O(window) per candidate tested, at most
  * PERIOD_MAX_TESTS candidates (two per distinct occurrence count), ~50-100 us for a full
@@ -28,6 +33,7 @@
 #define PERIOD_MIN_SEGMENTS 4    /* repetitions needed before a period is believed */
 #define PERIOD_MODAL_PCT    75   /* share of segments that must be identical */
 #define PERIOD_MAX_TESTS    12   /* candidates tested per analysis */
+#define PERIOD_MAX_PER_ITER 8    /* most anchor occurrences per iteration */
 
 struct period_sym {
 	uint32_t sym; /* 0 = free slot */
@@ -47,9 +53,10 @@ struct period {
 
 struct period_found {
 	uint32_t anchor;      /* the symbol that marks the iteration */
-	uint32_t seglen;      /* events per iteration (the modal segment's length) */
+	uint32_t per_iter;    /* anchor occurrences per iteration (1..PERIOD_MAX_PER_ITER) */
+	uint32_t seglen;      /* events per iteration */
 	uint32_t segments;    /* segments in the window */
-	uint32_t modal_pct;   /* of which identical to the modal one, % */
+	uint32_t modal_pct;   /* of which alike (per_iter 1: the modal one; else lag per_iter), % */
 	uint64_t occurrences; /* anchor occurrences in the window at event index >= since */
 	uint64_t last_at;     /* event index of the anchor's last occurrence */
 };

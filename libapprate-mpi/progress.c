@@ -56,11 +56,15 @@ static struct {
 	_Atomic uint64_t calls; /* mpi:F:N */
 	struct period *pd;      /* auto */
 	uint32_t anchor;        /* 0: none */
+	uint32_t per_iter;      /* anchor occurrences per iteration */
+	uint32_t sub;           /* occurrences counted towards the next iteration */
 	uint64_t last_anchor;   /* event index of the last anchor counted (+1), 0: none */
 	uint64_t lost_after;    /* events without the anchor that trigger a check */
 	uint64_t next_check;    /* event count of the next scheduled analysis */
 	uint64_t due;           /* next analysis: min(next_check, anchor silent too long) */
 	uint64_t backoff;       /* events between analyses while no period is known */
+	bool debug;             /* VSCHED_PROGRESS_DEBUG=1: one line per anchor change */
+	int rank;
 } w;
 
 /* One line on stderr: the only output of the library. */
@@ -88,6 +92,9 @@ void mpiw_init(int provided)
 	}
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	o.rank = rank;
+	w.rank = rank;
+	w.debug =
+	    getenv("VSCHED_PROGRESS_DEBUG") && strcmp(getenv("VSCHED_PROGRESS_DEBUG"), "1") == 0;
 	w.r = apprate_open(NULL, &o);
 	if (w.r == NULL) {
 		snprintf(why, sizeof(why),
@@ -146,8 +153,20 @@ static void analyse(void)
 
 	if (period_find(p, w.anchor, since, &f)) {
 		if (f.anchor != w.anchor) {
-			if (f.occurrences)
-				count(f.occurrences);
+			if (w.debug)
+				fprintf(stderr,
+				        "vsched: libapprate-mpi: rank %d: period of %u calls "
+				        "(anchor %u "
+				        "times per period) at call %llu (%u%% of %u segments "
+				        "alike), %llu "
+				        "iterations counted at once\n",
+				        w.rank, f.seglen, f.per_iter, (unsigned long long)p->n,
+				        f.modal_pct, f.segments,
+				        (unsigned long long)(f.occurrences / f.per_iter));
+			if (f.occurrences >= f.per_iter)
+				count(f.occurrences / f.per_iter);
+			w.sub = (uint32_t)(f.occurrences % f.per_iter);
+			w.per_iter = f.per_iter;
 			w.anchor = f.anchor;
 			w.last_anchor = f.last_at + 1;
 		}
@@ -157,6 +176,9 @@ static void analyse(void)
 		schedule(p->n);
 		return;
 	}
+	if (w.debug && w.anchor != 0)
+		fprintf(stderr, "vsched: libapprate-mpi: rank %d: period lost at call %llu\n",
+		        w.rank, (unsigned long long)p->n);
 	w.anchor = 0; /* a phase without a period: count nothing until one is found */
 	w.next_check = p->n < PERIOD_WINDOW ? 2 * p->n : p->n + w.backoff;
 	if (p->n >= PERIOD_WINDOW && w.backoff < CHECK_MAX)
@@ -178,7 +200,10 @@ static void event_auto(unsigned fn, const void *site)
 	if (s == w.anchor) {
 		w.last_anchor = p->n;
 		schedule(p->n);
-		count(1);
+		if (++w.sub >= w.per_iter) {
+			w.sub = 0;
+			count(1);
+		}
 	} else if (!w.counted) {
 		apprate_progress(w.r, 0);
 	}

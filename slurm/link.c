@@ -30,11 +30,13 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-int vspank_register(const char *endpoint, const char *job, uint32_t rank, pid_t pid,
-                    int timeout_ms, char *why, size_t whylen)
+int vspank_register(const char *endpoint, const char *job, uint32_t rank, pid_t pid, int timeout_ms,
+                    char *why, size_t whylen)
 {
-	struct aproto_register m = {.rank = rank, .pid = (uint32_t)pid,
-	                            .interval_ns = 1000000000ull, .reason = APROTO_REG_OPEN};
+	struct aproto_register m = {.rank = rank,
+	                            .pid = (uint32_t)pid,
+	                            .interval_ns = 1000000000ull,
+	                            .reason = APROTO_REG_OPEN};
 	uint8_t buf[APROTO_REGISTER_MAX];
 	int len, one = 1, linger = timeout_ms, rc = -1;
 	void *ctx = zmq_ctx_new(), *sock = NULL;
@@ -107,8 +109,8 @@ out:
 	return rc;
 }
 
-int vspank_set_rate(const char *endpoint, const char *job, double pct, int timeout_ms,
-                    char *why, size_t whylen)
+int vspank_set_rate(const char *endpoint, const char *job, double pct, int timeout_ms, char *why,
+                    size_t whylen)
 {
 	struct padm_request q = {.type = PADM_SET_RATE,
 	                         .target_milli = (int32_t)lround(pct * 1000.0)};

@@ -57,8 +57,8 @@ static int on_option(int val, const char *arg, int remote)
 }
 
 static struct spank_option options[] = {
-    {"vsched-rate", "PERCENT", "Run the step at PERCENT % of its full speed (vsched)", 1,
-     OPT_RATE, on_option},
+    {"vsched-rate", "PERCENT", "Run the step at PERCENT % of its full speed (vsched)", 1, OPT_RATE,
+     on_option},
     {"vsched-job", "NAME", "vsched job name of the step (default JOBID.STEPID)", 1, OPT_JOB,
      on_option},
     {"vsched-progress", "MODE",

@@ -32,9 +32,9 @@ struct vspank_site {
 
 /* What the user asked for with srun's options. */
 struct vspank_user {
-	double rate;                     /* --vsched-rate, 0: none */
-	char job[APROTO_JOB_MAX + 1];    /* --vsched-job, "": <jobid>.<stepid> */
-	bool progress_set;               /* --vsched-progress given */
+	double rate;                  /* --vsched-rate, 0: none */
+	char job[APROTO_JOB_MAX + 1]; /* --vsched-job, "": <jobid>.<stepid> */
+	bool progress_set;            /* --vsched-progress given */
 	struct mpiprog progress;
 };
 
@@ -53,14 +53,14 @@ int vspank_opt_progress(struct vspank_user *u, const char *arg, char *why, size_
  * plugin runs as root in slurmstepd, which the agent accepts for another pid). Waits at
  * most timeout_ms for the connection. Returns 0 or -1 with a reason in why.
  */
-int vspank_register(const char *endpoint, const char *job, uint32_t rank, pid_t pid,
-                    int timeout_ms, char *why, size_t whylen);
+int vspank_register(const char *endpoint, const char *job, uint32_t rank, pid_t pid, int timeout_ms,
+                    char *why, size_t whylen);
 /*
  * Sets job's target to pct with the controller at endpoint, retrying while the controller
  * does not know the job yet or is applying another change, at most timeout_ms in all.
  * Returns 0, or -1 with the controller's (or the transport's) reason in why.
  */
-int vspank_set_rate(const char *endpoint, const char *job, double pct, int timeout_ms,
-                    char *why, size_t whylen);
+int vspank_set_rate(const char *endpoint, const char *job, double pct, int timeout_ms, char *why,
+                    size_t whylen);
 
 #endif
