@@ -6,8 +6,8 @@
  *             call site) recorded in a ring (period.h). The ring is analysed after 32, 64,
  *             ... events, then every half window while no period is known (backing off to
  *             16 windows for programs without one). Once an anchor is found, the iterations
- *             already seen in the window are counted at once and every later occurrence of
- *             the anchor is one unit. The anchor is checked again every 8 windows of events,
+ *             already seen in the window are counted at once and every later per_iter-th
+ *             occurrence of the anchor is one unit (per_iter: period.h). The anchor is checked again every 8 windows of events,
  *             and at once when it has not been seen for 8 iterations' worth of events
  *             (a new phase): it is kept while it still qualifies, else replaced (counting
  *             the new anchor's occurrences since the old one's last) or dropped.
@@ -22,7 +22,8 @@
  * Threads: with MPI_THREAD_MULTIPLE only the thread that initialised MPI feeds the period
  * finder (the ring has one writer); counting modes count every thread (apprate is
  * thread-safe). The library never prints except one line at MPI_Init when it cannot work
- * (bad VSCHED_PROGRESS, no VSCHED_JOB, libapprate refused its configuration).
+ * (bad VSCHED_PROGRESS, no VSCHED_JOB, libapprate refused its configuration), and, with
+ * VSCHED_PROGRESS_DEBUG=1, one line each time auto adopts or loses a period.
  */
 #include "mpiw.h"
 
