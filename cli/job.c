@@ -16,6 +16,13 @@
  * variable (SLURM_PROCID, PMIX_RANK, PMI_RANK, OMPI_COMM_WORLD_RANK), else 0, so that
  * `mpirun -n 4 vschedctl job run --job J -- ./app` numbers its ranks. Without --agent an
  * inherited $VSCHED_AGENT is kept (else libapprate's default endpoint applies).
+ *
+ * --mpi [--progress MODE]: CMD is an unmodified MPI program. The libapprate-mpi built for
+ * the MPI library CMD links (common/mpi_find.c: the dynamic loader's answer, not a guess)
+ * is appended to LD_PRELOAD and VSCHED_PROGRESS is set (auto unless --progress), so the
+ * program reports its iterations (docs/mpi.md). No matching interposer: one line, exit 1,
+ * CMD not run. Interposers are looked for in $VSCHED_MPI_DIR (':'-separated), else in the
+ * build tree beside this binary (../lib/vsched-mpi) and the installed VSCHED_MPI_INSTALL_DIR.
  */
 #include "vschedctl.h"
 
@@ -28,7 +35,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mpi_find.h"
+#include "mpi_progress.h"
 #include "proto_apprate.h"
+
+#ifndef VSCHED_MPI_INSTALL_DIR
+#define VSCHED_MPI_INSTALL_DIR "/usr/lib/vsched/mpi"
+#endif
 
 /* Rank variables of common launchers, checked in this order when --rank is not given. */
 static const char *const rank_vars[] = {"VSCHED_RANK", "SLURM_PROCID", "PMIX_RANK", "PMI_RANK",
@@ -99,11 +112,63 @@ static void check_agent(const char *s)
 	args_fail("job run", "--agent '%s': must be ipc://PATH or tcp://HOST:PORT", s);
 }
 
+/* The interposer directories to search: $VSCHED_MPI_DIR, else beside this binary's build
+ * tree and the install directory. */
+static void mpi_dirs(char *buf, size_t len)
+{
+	const char *env = getenv("VSCHED_MPI_DIR");
+	char exe[4096];
+	ssize_t n;
+
+	if (env != NULL && *env != '\0') {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	if (strrchr(exe, '/') != NULL)
+		*strrchr(exe, '/') = '\0';
+	snprintf(buf, len, "%s/../lib/vsched-mpi:%s", exe, VSCHED_MPI_INSTALL_DIR);
+}
+
+/*
+ * --mpi: sets LD_PRELOAD (the interposer appended: a preload the user set stays first)
+ * and VSCHED_PROGRESS for cmd. Returns 0, or CTL_EXIT_FAIL after one line on stderr.
+ */
+static int setup_mpi(const char *cmd, const char *progress)
+{
+	char dirs[8400], lib[4096], why[600], mode[MPIPROG_MAX + 16], *pre;
+	const char *old = getenv("LD_PRELOAD");
+	struct mpiprog p;
+	int rc;
+
+	if (mpiprog_parse(progress, &p, why, sizeof(why)) != 0)
+		args_fail("job run", "--progress: %s", why);
+	mpi_dirs(dirs, sizeof(dirs));
+	if (mpi_find_interposer(cmd, dirs, lib, sizeof(lib), why, sizeof(why)) != 0) {
+		fprintf(stderr, "vschedctl: job run: --mpi: %s\n", why);
+		return CTL_EXIT_FAIL;
+	}
+	mpiprog_format(&p, mode, sizeof(mode));
+	if (old != NULL && *old != '\0')
+		rc = asprintf(&pre, "%s:%s", old, lib);
+	else
+		rc = asprintf(&pre, "%s", lib);
+	if (rc < 0 || setenv("LD_PRELOAD", pre, 1) != 0 ||
+	    setenv("VSCHED_PROGRESS", mode, 1) != 0) {
+		fprintf(stderr, "vschedctl: job run: setenv: %s\n", strerror(errno));
+		return CTL_EXIT_FAIL;
+	}
+	free(pre);
+	return 0;
+}
+
 static int job_run(const char *endpoint, int argc, char **argv)
 {
 	struct cli_opt opts[] = {
 	    {"job", true, NULL},   {"rank", true, NULL}, {"rate", true, NULL},
-	    {"agent", true, NULL}, {NULL, false, NULL},
+	    {"agent", true, NULL}, {"mpi", false, NULL}, {"progress", true, NULL},
+	    {NULL, false, NULL},
 	};
 	const char *job = NULL, *rank = NULL;
 	char **cmd = NULL, rate[32], rankbuf[16];
@@ -143,6 +208,10 @@ static int job_run(const char *endpoint, int argc, char **argv)
 		snprintf(rate, sizeof(rate), "%g", parse_rate(opts[2].value));
 	if (ncmd == 0)
 		args_fail("job run", "missing command (vschedctl job run --job NAME -- CMD)");
+	if (opts[5].value != NULL && opts[4].value == NULL)
+		args_fail("job run", "--progress is for MPI programs: give --mpi too");
+	if (opts[4].value != NULL && setup_mpi(cmd[0], opts[5].value) != 0)
+		return CTL_EXIT_FAIL;
 
 	snprintf(rankbuf, sizeof(rankbuf), "%ld", r);
 	if (setenv("VSCHED_JOB", job, 1) != 0 || setenv("VSCHED_RANK", rankbuf, 1) != 0 ||

@@ -472,9 +472,9 @@ APPRATE_EXPORT void apprate_close(apprate_t **rp)
 			aprt_fork_reset(r, getpid());
 		uint64_t u, m, n;
 		aprt_sums(r, &u, &m, &n);
-		/* A child that never reported and counted nothing (fork, then close before exec)
-		 * does not start ZeroMQ just to say goodbye. */
-		if (r->sock || u != r->last_units || m != r->last_mem || n != r->last_net) {
+		/* A handle that never counted a unit and never reported has no rate to end (a
+		 * forked child that closes before exec does not even start ZeroMQ). */
+		if (r->counted || u != r->last_units || m != r->last_mem || n != r->last_net) {
 			if (!r->sock)
 				aprt_transport_open(r);
 			/* A connection younger than the linger may still be handshaking: give it

@@ -78,6 +78,7 @@ struct apprate {
 	uint64_t last_register; /* CLOCK_MONOTONIC of the last REGISTER sent */
 	bool need_register;
 	bool registered;    /* a REGISTER has been sent on this connection */
+	bool counted;       /* something was counted since open/fork: reports may go out */
 	uint8_t reg_reason; /* enum aproto_reason of the pending REGISTER */
 	void *ctx, *sock, *mon;
 	uint64_t opened_at; /* CLOCK_MONOTONIC of aprt_transport_open */

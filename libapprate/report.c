@@ -68,6 +68,7 @@ void aprt_fork_reset(struct apprate *r, pid_t pid)
 	r->last_t = mono_now();
 	r->last_register = 0;
 	r->need_register = true;
+	r->counted = false;
 	r->reg_reason = APROTO_REG_FORK;
 	memset(&r->c, 0, sizeof(r->c));
 	atomic_store(&r->units_base, u);
@@ -109,12 +110,23 @@ static void restart_interval(struct apprate *r, uint64_t now, uint64_t u, uint64
 	r->last_t = now;
 }
 
+/* True until the handle counts its first unit or byte (since open or fork). */
+static bool nothing_counted(struct apprate *r)
+{
+	uint64_t u, m, n;
+	if (r->counted)
+		return false;
+	aprt_sums(r, &u, &m, &n);
+	return u == r->last_units && m == r->last_mem && n == r->last_net;
+}
+
 /*
  * Called with the claim held (next_due == APRT_BUSY); releases it. Registers if needed, then,
  * if a full interval has passed since the previous report (or force), tries to send report
- * seq with any BYTES. Returns 0 if a report was sent, a negative errno (-EAGAIN: no agent
- * or agent slow; -ENOTCONN: no socket, or not registered) if it was dropped, 1 if none was
- * due.
+ * seq with any BYTES. Before the handle has counted its first unit only force sends a
+ * report: a registered rank without units has no rate yet (not a rate of 0). Returns 0 if a report
+ * was sent, a negative errno (-EAGAIN: no agent or agent slow; -ENOTCONN: no socket, or not
+ * registered) if it was dropped, 1 if none was due.
  *
  * What a report covers: the units counted since the last report that was sent. If a report
  * is dropped, its units are carried into the next one (which then spans a longer interval,
@@ -139,7 +151,7 @@ int aprt_report(struct apprate *r, bool force, uint8_t flags)
 		}
 		now = mono_now();
 		uint64_t waited = now - r->last_t;
-		bool due = force || waited >= r->interval_ns;
+		bool due = force || (waited >= r->interval_ns && !nothing_counted(r));
 		if (due) {
 			inc(&r->c.reports_dropped, 1);
 			r->seq++;
@@ -164,6 +176,14 @@ int aprt_report(struct apprate *r, bool force, uint8_t flags)
 		send_register(r, now);
 
 	uint64_t elapsed = now - r->last_t;
+	if (!force && nothing_counted(r)) {
+		/* No unit counted yet: the rank is registered but has no rate. Its first report
+		 * covers the time since open (last_t is left alone), so its rate is right. */
+		atomic_store_explicit(&r->next_due, now + r->interval_ns, memory_order_release);
+		return 1;
+	}
+	r->counted = true;
+	aprt_sums(r, &u, &m, &n);
 	if (!force && elapsed < r->interval_ns) {
 		/* Early: the coarse clock runs up to a tick behind. Keep "at most one report
 		 * per interval" exact. */
@@ -172,7 +192,6 @@ int aprt_report(struct apprate *r, bool force, uint8_t flags)
 		return 1;
 	}
 
-	aprt_sums(r, &u, &m, &n);
 	struct aproto_report rep = {.flags = flags,
 	                            .handle = r->handle,
 	                            .rank = (uint32_t)r->rank,

@@ -4,7 +4,13 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang-format
       libzmq3-dev libconfig-dev liburcu-dev libcmocka-dev
-      jq rt-tests rt-app stress-ng socat iproute2 procps util-linux)
+      jq rt-tests rt-app stress-ng socat iproute2 procps util-linux
+      # libapprate-mpi and its tests: both MPIs (they coexist: mpicc.openmpi, mpicc.mpich)
+      gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev
+      # the Slurm plugin and its test: a one-node Slurm on loopback
+      libslurm-dev slurmctld slurmd slurm-client munge
+      # bench/mpi_app.sh: a packaged MPI application
+      lammps)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

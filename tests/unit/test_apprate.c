@@ -238,6 +238,60 @@ static void test_rates(void **state)
 	agent_stop(a);
 }
 
+/*
+ * A rank that registered but has counted nothing has no rate (not a rate of 0): calls with
+ * 0 units over several intervals send REGISTER and no REPORT; the first report, once units
+ * are counted, covers the time since open, so its rate is the average since open. A handle
+ * closed before counting anything sends no FINAL report either.
+ */
+static void test_no_rate_before_first_unit(void **state)
+{
+	(void)state;
+	struct agent *a = agent_start();
+	uint64_t t_open = mono_now();
+	apprate_t *r = open_to(a, "norate-job", 1, 10);
+	uint64_t t0 = mono_now();
+	while (mono_now() - t0 < 100 * NSEC_PER_MSEC) { /* ten intervals, nothing counted */
+		apprate_progress(r, 0);
+		sleep_ns(NSEC_PER_MSEC);
+	}
+	struct apprate_stats st;
+	assert_int_equal(apprate_stats(r, &st), 0);
+	assert_true(st.registers_sent >= 1);
+	assert_int_equal(st.reports_sent + st.reports_dropped, 0);
+	assert_int_equal(apprate_progress(r, 7), 0);
+	flush_sent(r);
+	uint32_t handle = st.handle;
+	apprate_close(&r);
+	agent_collect(a, 1);
+	int nrep = 0;
+	for (int i = 0; i < a->n; i++) {
+		if (a->msgs[i].type != APROTO_REPORT)
+			continue;
+		const struct aproto_report *p = &a->msgs[i].u.rep;
+		assert_int_equal(p->handle, handle);
+		if (nrep++ == 0) {
+			assert_int_equal(p->units, 7);
+			assert_true(p->interval_ns >= 100 * NSEC_PER_MSEC);
+			assert_true(p->interval_ns <= mono_now() - t_open);
+		}
+	}
+	assert_int_equal(nrep, 2); /* the 7 units, then FINAL */
+	agent_stop(a);
+
+	a = agent_start();
+	r = open_to(a, "silent-job", 2, 10);
+	for (int i = 0; i < 30; i++) {
+		apprate_progress(r, 0);
+		sleep_ns(NSEC_PER_MSEC);
+	}
+	apprate_close(&r);
+	agent_receive(a, 1, NULL, (char[8]){0}, 8);
+	for (int i = 0; i < a->n; i++)
+		assert_int_equal(a->msgs[i].type, APROTO_REGISTER);
+	agent_stop(a);
+}
+
 /* Bytes self-reported by the application arrive in BYTES with the report's sequence. */
 static void test_bytes(void **state)
 {
@@ -589,10 +643,15 @@ static void test_bad_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rates),        cmocka_unit_test(test_bytes),
-	    cmocka_unit_test(test_env),          cmocka_unit_test(test_no_agent),
-	    cmocka_unit_test(test_threads),      cmocka_unit_test(test_threads_countdown),
-	    cmocka_unit_test(test_thread_churn), cmocka_unit_test(test_countdown_reports),
+	    cmocka_unit_test(test_rates),
+	    cmocka_unit_test(test_bytes),
+	    cmocka_unit_test(test_no_rate_before_first_unit),
+	    cmocka_unit_test(test_env),
+	    cmocka_unit_test(test_no_agent),
+	    cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_threads_countdown),
+	    cmocka_unit_test(test_thread_churn),
+	    cmocka_unit_test(test_countdown_reports),
 	    cmocka_unit_test(test_bad_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
