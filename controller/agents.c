@@ -5,9 +5,9 @@
  * acknowledgements to txn.c. Anything from an unknown routing id is answered at once with
  * HELLO_ACK -ENOENT, which makes the agent register again (that is how a restarted
  * controller learns its nodes back); everything else the controller says to a node waits
- * in the node's outbox until agents_flush at the end of the loop turn, in the order it
- * was queued. Malformed frames are logged and counted; nothing an agent sends can stop
- * the daemon.
+ * in the node's outbox until agents_flush, in the order it was queued: at the end of the
+ * loop turn, and every FLUSH_EVERY messages of a long batch. Malformed frames are logged and
+ * counted; nothing an agent sends can stop the daemon.
  */
 #include "controller.h"
 
@@ -19,7 +19,8 @@
 #include "text.h"
 #include "zmsg.h"
 
-#define RECV_MAX 4096 /* messages per call: the admin socket and timers are not starved */
+#define RECV_MAX    4096 /* messages per call: the admin socket and timers are not starved */
+#define FLUSH_EVERY 64   /* messages read between two sends of the outboxes in a long batch */
 
 int agents_open(struct ctld *d)
 {
@@ -235,6 +236,10 @@ static void handle(struct ctld *d, const uint8_t *id, size_t idlen, const uint8_
 void agents_recv(struct ctld *d, mono_ns now)
 {
 	for (int k = 0; k < RECV_MAX; k++) {
+		/* a burst of reports does not hold back the constraints decided early in it
+		 * (the order per node stays that of the queue) */
+		if (k > 0 && k % FLUSH_EVERY == 0)
+			agents_flush(d, now);
 		zmq_msg_t part[2];
 		int n = zmsg_recv(d->agents, part, 2);
 

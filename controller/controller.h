@@ -9,8 +9,9 @@
  *   - a ROUTER for vschedctl (admin.c, protocol common/proto_admin.h).
  * Only agents.c and admin.c touch those sockets. Every other module queues what it wants
  * sent: protocol messages in the outbox of a node (struct node.out), replies to
- * administrators in the reply outbox (struct ctld.replies), both in outbox.c. The loop
- * flushes them at the end of each turn, after the turn's state is on disk (persist.c).
+ * administrators in the reply outbox (struct ctld.replies), both in outbox.c. The nodes'
+ * outboxes are sent at the end of each loop turn (and during a long batch of agent
+ * messages), the replies at the end of the turn after its state is on disk (persist.c).
  *
  * Per-job feedback control is the pure library vsched_control (control.h); reports.c feeds
  * it and txn.c turns its decisions into constraints under the "never half-applied" rule:
