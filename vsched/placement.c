@@ -85,45 +85,48 @@ static const char *window_name(const struct sched *s, int idx, const struct adm_
 	return buf;
 }
 
-/* The reason for a refusal by admission_test (rc) of aw[] on CPU index idx. */
+/*
+ * The reason for a refusal by admission_test (rc) of aw[] on CPU index idx, short enough to
+ * reach the administrator through the agent's and the controller's prefixes (~150 bytes).
+ */
 static void refusal(const struct sched *s, int idx, const struct adm_win *aw, int rc,
                     const struct adm_result *r, double others, double need, bool multi, char *why,
                     size_t whylen)
 {
-	char a[96], b[96], dm[32], fr[32], to[32], hp[32], gv[32];
+	char a[96], b[96], dm[32], fr[32], to[32], gv[48] = "";
 	int cpu = s->cfg.cpus[idx];
 
 	duration_format(r->demand, dm, sizeof(dm));
 	duration_format(r->from, fr, sizeof(fr));
 	duration_format(r->to, to, sizeof(to));
-	duration_format(r->hyperperiod, hp, sizeof(hp));
-	duration_format((uint64_t)r->supply, gv, sizeof(gv));
+	if (r->supply < (double)(r->to - r->from)) { /* past the burst: cap of the interval */
+		snprintf(gv, sizeof(gv), " > ");
+		duration_format((uint64_t)r->supply, gv + 3, sizeof(gv) - 3);
+		strncat(gv, " allowed", sizeof(gv) - strlen(gv) - 1);
+	}
 	if (rc == ADM_DEMAND && r->a >= 0 && (multi || !r->util_over))
 		snprintf(why, whylen,
-		         "cpu %d: %s overlaps %s: slices %s in [%s, %s] of the %s hyperperiod, the "
-		         "CPU gives %s (load %.1f%% + %.1f%%, cap %.1f%%)",
+		         "cpu %d: %s overlaps %s: slices %s in [%s, %s]%s, load %.1f%% + %.1f%%",
 		         cpu, window_name(s, idx, &aw[r->a], a, sizeof(a)),
-		         window_name(s, idx, &aw[r->b], b, sizeof(b)), dm, fr, to, hp, gv,
-		         100 * others, 100 * need, 100 * s->cap);
+		         window_name(s, idx, &aw[r->b], b, sizeof(b)), dm, fr, to, gv, 100 * others,
+		         100 * need);
 	else if (r->util_over || rc == ADM_UTIL)
 		snprintf(why, whylen, "cpu %d: load %.1f%% + %.1f%% exceeds cap %.1f%%", cpu,
 		         100 * others, 100 * need, 100 * s->cap);
 	else if (rc == ADM_DEMAND && r->exact)
-		snprintf(why, whylen,
-		         "cpu %d: jobs need %s in [%s, %s] of the %s hyperperiod, the CPU gives %s "
-		         "(load %.1f%% + %.1f%%, cap %.1f%%)",
-		         cpu, dm, fr, to, hp, gv, 100 * others, 100 * need, 100 * s->cap);
+		snprintf(why, whylen, "cpu %d: slices %s in [%s, %s]%s, load %.1f%% + %.1f%%", cpu,
+		         dm, fr, to, gv, 100 * others, 100 * need);
 	else if (rc == ADM_DEMAND)
-		snprintf(why, whylen,
-		         "cpu %d: jobs may need %s in %s, the CPU gives %s (load %.1f%% + %.1f%%, "
-		         "cap %.1f%%; periods without a short hyperperiod: sound test)",
-		         cpu, dm, to, gv, 100 * others, 100 * need, 100 * s->cap);
-	else
 		snprintf(
 		    why, whylen,
-		    "cpu %d: load %.1f%% + %.1f%% under cap %.1f%%, but the deadlines cannot be "
-		    "proven within the test's limits (periods without a short hyperperiod)",
-		    cpu, 100 * others, 100 * need, 100 * s->cap);
+		    "cpu %d: slices up to %s in %s%s, load %.1f%% + %.1f%% (sound test: periods "
+		    "without a short hyperperiod)",
+		    cpu, dm, to, gv, 100 * others, 100 * need);
+	else
+		snprintf(why, whylen,
+		         "cpu %d: load %.1f%% + %.1f%%: deadlines not provable within the test's "
+		         "limits (periods without a short hyperperiod)",
+		         cpu, 100 * others, 100 * need);
 }
 
 bool placement_admits(const struct sched *s, int idx, const struct task *skip,
