@@ -145,7 +145,7 @@ struct task {
 /* The tasks of one managed CPU, replaced as a whole (RCU). */
 struct cpu_table {
 	int n;
-	double load; /* Σ density of the tasks (<= cap: admitted without the demand test) */
+	double load; /* Σ density of the tasks (placement.c's fast path; may exceed the cap) */
 	double util; /* Σ slice / period of the tasks: <= cap always */
 	struct rcu_head rcu;
 	struct task *task[];
