@@ -144,7 +144,7 @@ bool placement_admits(const struct sched *s, int idx, const struct task *skip,
 		return true;
 	aw = cpu_windows(s, idx, skip, w, n, &k, &multi);
 	rc = admission_test(aw, k, &s->supply, NULL, -1, &r);
-	if (rc != ADM_FITS)
+	if (rc != ADM_FITS && why != NULL && whylen > 0)
 		refusal(s, idx, aw, rc, &r, others, need, multi, why, whylen);
 	free(aw);
 	return rc == ADM_FITS;
