@@ -17,6 +17,9 @@
  *   worst exact    64 frame windows and 1 ms / 2.5 ms single tasks: 504 jobs, just under
  *                  the exact test's limit of 512 (its worst case)
  *   sound          the frame 8x8 set and a 33.333333 ms task: no short hyperperiod
+ *   sound 64 odd   64 single reservations of 64 different periods (no two cluster): 8 of
+ *                  ~1 s (10 ms due at T/2) and 56 of ~1 ms (12.5 us, D = T), U 0.78: 64
+ *                  clusters, QPA from ~180 ms down among ~10,000 steps
  * Usage: admission_bench [REPS]   (default 2000 timed calls per set, after 50 warm-up calls)
  */
 #include <stdio.h>
@@ -142,6 +145,21 @@ static int sound(struct adm_win *w)
 	return n;
 }
 
+static int sound_odd(struct adm_win *w)
+{
+	int n = 0;
+
+	for (int k = 0; k < 8; k++) {
+		uint64_t T = 1000 * MS + (uint64_t)k * 37000;
+		w[n++] = (struct adm_win){T, 10 * MS, T / 2, (uint64_t)k * MS, k, 0};
+	}
+	for (int k = 0; k < 56; k++) {
+		uint64_t T = 1 * MS + (uint64_t)k * 1000;
+		w[n++] = (struct adm_win){T, 12500, T, (uint64_t)k * 1000, 8 + k, 0};
+	}
+	return n;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -184,11 +202,9 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*make)(struct adm_win *);
-	} sets[] = {{"frame 8x8", frame8x8},
-	            {"mixed 8x8", mixed8x8},
-	            {"mixed+prov", mixed_prov},
-	            {"worst exact", worst_exact},
-	            {"sound", sound}};
+	} sets[] = {{"frame 8x8", frame8x8},    {"mixed 8x8", mixed8x8},
+	            {"mixed+prov", mixed_prov}, {"worst exact", worst_exact},
+	            {"sound", sound},           {"sound 64 odd", sound_odd}};
 	static const char *verdict[] = {"fits", "demand", "util", "undecided", "invalid"};
 	int reps = argc > 1 ? atoi(argv[1]) : REPS;
 

@@ -72,6 +72,7 @@
 #define H_MAX           (1ULL << 50) /* longest hyperperiod built (~13 days): 3H fits a double */
 #define L_MAX           (1ULL << 60) /* longest interval the sound test walks down from */
 #define NAME_JOBS_MAX   512          /* jobs looked at to name a conflict */
+#define JOIN_TRIES      16           /* clusters a window may join, tried newest first */
 
 const struct adm_limits adm_default_limits = {
     .max_jobs = 512,
@@ -492,9 +493,10 @@ static int by_period(const void *a, const void *b, void *base)
 }
 
 /*
- * Groups the windows: each joins the first cluster whose pattern stays within
- * max_cluster_jobs, while Σ jobs^2 over the clusters (their cost) stays within the budget;
- * else it starts a cluster of its own. Fills cl[] (n of them at most); returns their number.
+ * Groups the windows: each joins one of the JOIN_TRIES newest clusters (newest first) whose
+ * pattern stays within max_cluster_jobs, while Σ jobs^2 over the clusters (their cost) stays
+ * within the budget; else it starts a cluster of its own. Fills cl[] (n of them at most);
+ * returns their number. O(n log n + n · JOIN_TRIES).
  */
 static int clusters_make(const struct adm_win *w, int n, const struct adm_limits *lim,
                          struct cluster *cl)
@@ -514,7 +516,8 @@ static int clusters_make(const struct adm_win *w, int n, const struct adm_limits
 		const struct adm_win *x = &w[ord[k]];
 		int at = -1;
 
-		for (int c = 0; c < ncl && at < 0; c++) {
+		/* the newest clusters first (same period: neighbours), a bounded number of them */
+		for (int c = ncl - 1; c >= 0 && c >= ncl - JOIN_TRIES && at < 0; c--) {
 			struct cyc t = cl[c].c;
 			if (cyc_add(&t, x, lim->max_cluster_jobs) &&
 			    cost - cl[c].c.jobs * cl[c].c.jobs + t.jobs * t.jobs <=
