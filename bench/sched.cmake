@@ -13,3 +13,7 @@ target_link_libraries(bench_share PRIVATE vsched_common)
 
 add_executable(bench_chglat ${VS_BENCH_DIR}/bench_chglat.c)
 target_link_libraries(bench_chglat PRIVATE vsched_common PkgConfig::ZMQ Threads::Threads)
+
+# admission decision time (bench/RESULTS.md "Admission decision time"): admission_bench
+add_executable(admission_bench ${VS_BENCH_DIR}/admission_bench.c)
+target_link_libraries(admission_bench PRIVATE vsched_core)

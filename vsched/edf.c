@@ -5,9 +5,9 @@
  * epoch + phase + k*T for k = 0, 1, ...; the job may run while release <= now < release + D
  * and is owed S ns of CPU time in that window. At any instant EDF runs, among the released,
  * unfinished jobs whose window is open, the one with the earliest absolute deadline (ties:
- * lowest index, so the choice is deterministic). With partitioned EDF and per-CPU
- * Σ S / min(D, T) <= 1 every job receives its slice before its deadline (Liu & Layland for
- * D = T; density test, sufficient, for D < T); admission.c keeps the sum below the cap.
+ * lowest index, so the choice is deterministic). EDF meets every deadline on a CPU whose
+ * jobs need, in every interval, no more than its length (processor demand); admission.c
+ * admits only such sets (and keeps Σ S / T below the cap).
  *
  * Everything here is pure: no clock reads, no allocation, no I/O — safe in a dispatcher.
  * Times are 64-bit monotonic ns compared wrap-safe (mono_before); periods up to days do

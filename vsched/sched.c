@@ -2,10 +2,11 @@
  * vsched/sched.c: the task tables and the requests that change them (API thread only).
  *
  * Guarantees
- *  - Partitioned EDF admission (DESIGN.md §2, paper 004 Sect. 3): on every managed CPU
- *    Σ slice / min(deadline, period) <= s->cap, where s->cap = min(configured cap,
- *    kernel RT limit - reserve). A request that would break it is refused, naming the CPU,
- *    its load, the request and the cap, and nothing changes.
+ *  - Partitioned EDF admission (DESIGN.md §2; placement.c, admission.c): on every managed
+ *    CPU the windows' processor demand fits what the CPU gives (every deadline met), and
+ *    Σ slice / period <= s->cap, where s->cap = min(configured cap, kernel RT limit -
+ *    reserve). A request that would break it is refused, naming the CPU, its load, the
+ *    request and what does not fit, and nothing changes.
  *  - Every request validates fully before it changes anything; a failure after validation
  *    (pinning, parking) is undone (restore, untrack) before the refusal.
  *  - Every task is recorded with the watchdog before vsched changes anything on it, and
@@ -78,14 +79,6 @@ static struct task *find_task(struct sched *s, pid_t pid)
 	return NULL;
 }
 
-static int cpu_index(const struct sched *s, int cpu)
-{
-	for (int i = 0; i < s->cfg.ncpus; i++)
-		if (s->cfg.cpus[i] == cpu)
-			return i;
-	return -1;
-}
-
 static const char *dur(uint64_t ns, char *buf, size_t len)
 {
 	return duration_format(ns, buf, len);
@@ -94,6 +87,7 @@ static const char *dur(uint64_t ns, char *buf, size_t len)
 int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size_t whylen)
 {
 	double limit;
+	uint64_t rt_period;
 
 	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
@@ -102,9 +96,12 @@ int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size
 		return -1;
 	}
 	if (admission_read_rt_limit("/proc/sys/kernel/sched_rt_runtime_us",
-	                            "/proc/sys/kernel/sched_rt_period_us", &limit, why, whylen) < 0)
+	                            "/proc/sys/kernel/sched_rt_period_us", &limit, &rt_period, why,
+	                            whylen) < 0)
 		return -1;
 	s->cap = admission_cap(cfg->utilization_cap, limit, cfg->reserve);
+	s->supply.cap = s->cap;
+	s->supply.burst = (limit - s->cap) * (double)rt_period; /* admission.c */
 	if (!(s->cap > 0)) {
 		snprintf(why, whylen,
 		         "no capacity: utilization_cap %.1f%%, RT limit %.1f%%, reserve %.1f%%",
@@ -160,88 +157,6 @@ static int check_windows(const struct sched *s, const struct vsp_request *req, s
 	return 0;
 }
 
-static void refuse_load(const struct sched *s, int idx, double load, double need, char *why,
-                        size_t whylen)
-{
-	snprintf(why, whylen, "cpu %d: load %.1f%% + %.1f%% exceeds cap %.1f%%", s->cfg.cpus[idx],
-	         100 * load, 100 * need, 100 * s->cap);
-}
-
-/*
- * Admission of windows w[n] (owner: the request) on CPU index idx, without task skip (its
- * own old windows, for `set`). Passes when the density test passes (Σ density <= cap) or,
- * failing that, the exact frame test (admission_frame_test). On refusal writes the reason:
- * the overlapping windows when the frame test applied, the loads otherwise. API thread.
- */
-static bool cpu_admits(const struct sched *s, int idx, const struct task *skip,
-                       const struct vsp_resv *w, unsigned n, char *why, size_t whylen)
-{
-	const struct cpu_table *ct = s->table[idx];
-	double others = ct->load, need = admission_density_n(w, n);
-	struct adm_win *aw;
-	struct adm_conflict c;
-	int k = 0, total = (int)n, rc;
-	bool multi = n > 1;
-	char p1[32], l1[32], p2[32], l2[32], fr[32], to[32], dm[32], tt[32];
-
-	if (skip) {
-		others -= admission_density_n(skip->resv->w, skip->resv->n);
-		if (others < 0)
-			others = 0;
-	}
-	if (admission_fits(others, need, s->cap))
-		return true;
-	for (int i = 0; i < ct->n; i++)
-		if (ct->task[i] != skip)
-			total += (int)ct->task[i]->resv->n;
-	aw = calloc((size_t)total, sizeof(*aw));
-	if (!aw)
-		fatal("sched: out of memory");
-	for (unsigned j = 0; j < n; j++)
-		aw[k++] = (struct adm_win){w[j].period, w[j].slice, w[j].deadline,
-		                           w[j].phase,  -1,         (int)j};
-	for (int i = 0; i < ct->n; i++) {
-		const struct task_resv *rv = ct->task[i]->resv;
-		if (ct->task[i] == skip)
-			continue;
-		multi |= rv->n > 1;
-		for (unsigned j = 0; j < rv->n; j++)
-			aw[k++] = (struct adm_win){
-			    rv->w[j].period, rv->w[j].slice, rv->w[j].deadline, rv->w[j].phase, i,
-			    (int)j};
-	}
-	rc = admission_frame_test(aw, k, s->cap, -1, &c);
-	if (rc == ADM_FITS) {
-		free(aw);
-		return true;
-	}
-	if (rc == ADM_DEMAND && c.a >= 0 && c.b >= 0 && multi) {
-		const struct adm_win *x = &aw[c.a], *y = &aw[c.b];
-		snprintf(why, whylen,
-		         "cpu %d: window %d (%s+%s) overlaps pid %d window %d (%s+%s): slices %s "
-		         "in [%s, %s] of the %s frame",
-		         s->cfg.cpus[idx], x->idx + 1, dur(x->phase, p1, sizeof(p1)),
-		         dur(x->deadline, l1, sizeof(l1)), (int)ct->task[y->owner]->pid, y->idx + 1,
-		         dur(y->phase, p2, sizeof(p2)), dur(y->deadline, l2, sizeof(l2)),
-		         dur(c.demand, dm, sizeof(dm)), dur(c.from, fr, sizeof(fr)),
-		         dur(c.to, to, sizeof(to)), dur(x->period, tt, sizeof(tt)));
-	} else if (rc == ADM_UTIL && multi) {
-		snprintf(why, whylen, "cpu %d: utilisation %.1f%% + %.1f%% exceeds cap %.1f%%",
-		         s->cfg.cpus[idx], 100 * (c.util - admission_util_n(w, n)),
-		         100 * admission_util_n(w, n), 100 * s->cap);
-	} else if (rc == ADM_NA && multi) {
-		snprintf(why, whylen,
-		         "cpu %d: load %.1f%% + %.1f%% exceeds cap %.1f%% (the frame test needs "
-		         "one period on the CPU and no window past it)",
-		         s->cfg.cpus[idx], 100 * others, 100 * need, 100 * s->cap);
-	} else {
-		/* one window among single-window tasks: the message it always had */
-		refuse_load(s, idx, others, need, why, whylen);
-	}
-	free(aw);
-	return false;
-}
-
 /*
  * Every SIGSTOP/SIGCONT wakes each thread of the process, and that CPU is charged to the
  * reservation (measured: ~70 us per stop/continue cycle for rt-app's 2 threads, one of them
@@ -259,61 +174,6 @@ static void warn_stop_threads(const struct task *t)
 	log_warnx("pid %d: %u threads parked with `stop` at period %s: every park wakes each "
 	          "thread at the task's cost, so short jobs may miss; use park idle below 2 ms",
 	          (int)t->pid, t->threads->n, dur(t->resv->w[0].period, a, sizeof(a)));
-}
-
-/*
- * The CPU index for windows w[n]: req_cpu when >= 0 (must be managed and admit them), else
- * by the placement rule among the CPUs that admit them. A single window that the density
- * test places is placed exactly as before windows existed (placement_pick on the loads);
- * otherwise worst-fit orders the admitting CPUs by utilisation. skip: a task whose own
- * windows do not count (`set`). Returns the index, or -errno with why.
- */
-static int choose_cpu(const struct sched *s, int req_cpu, const struct task *skip,
-                      const struct vsp_resv *w, unsigned n, char *why, size_t whylen)
-{
-	double load[VS_MAX_CPUS], util[VS_MAX_CPUS], need = admission_density_n(w, n);
-	bool ok[VS_MAX_CPUS];
-	int idx, low = 0;
-
-	if (req_cpu >= 0) {
-		idx = cpu_index(s, req_cpu);
-		if (idx < 0) {
-			snprintf(why, whylen, "cpu %d: not managed by vsched", req_cpu);
-			return -EINVAL;
-		}
-		return cpu_admits(s, idx, skip, w, n, why, whylen) ? idx : -ENOSPC;
-	}
-	for (int i = 0; i < s->cfg.ncpus; i++) {
-		load[i] = s->table[i]->load;
-		util[i] = s->table[i]->util;
-		if (skip && skip->cpu_idx == i) {
-			load[i] -= admission_density_n(skip->resv->w, skip->resv->n);
-			util[i] -= admission_util_n(skip->resv->w, skip->resv->n);
-		}
-	}
-	if (n == 1) {
-		idx = placement_pick(load, s->cfg.ncpus, need, s->cap, s->cfg.placement);
-		if (idx >= 0)
-			return idx;
-	}
-	for (int i = 0; i < s->cfg.ncpus; i++) {
-		char tmp[VSP_MSG_MAX + 1];
-		ok[i] = cpu_admits(s, i, skip, w, n, tmp, sizeof(tmp));
-		if (util[i] < util[low])
-			low = i;
-	}
-	idx = placement_pick_ok(ok, util, s->cfg.ncpus, s->cfg.placement);
-	if (idx >= 0)
-		return idx;
-	if (n == 1) {
-		/* as before windows: name the CPU with the lowest load */
-		low = 0;
-		for (int i = 1; i < s->cfg.ncpus; i++)
-			if (load[i] < load[low])
-				low = i;
-	}
-	cpu_admits(s, low, skip, w, n, why, whylen);
-	return -ENOSPC;
 }
 
 int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t whylen)
@@ -344,7 +204,7 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 		return -ENOSPC;
 	}
 	need = admission_util_n(w, nw);
-	idx = choose_cpu(s, req->cpu, NULL, w, nw, why, whylen);
+	idx = placement_choose(s, req->cpu, NULL, w, nw, why, whylen);
 	if (idx < 0)
 		return idx;
 	assert(admission_fits(s->table[idx]->util, need, s->cap));
@@ -396,8 +256,8 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	memcpy(nt->task, ct->task, (size_t)ct->n * sizeof(struct task *));
 	nt->task[ct->n] = t;
 	table_publish(s, idx, nt);
-	/* The invariant admission keeps: Σ slice/period <= cap on this CPU (and density or
-	 * the frame demand test). */
+	/* The invariant admission keeps: Σ slice/period <= cap on this CPU (and the
+	 * processor-demand test, placement.c). */
 	assert(nt->util <= s->cap + 1e-6);
 	s->ntasks++;
 	dispatch_wake(s, idx);
@@ -512,13 +372,14 @@ int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	}
 	from = t->cpu_idx;
 	to = from;
-	if (!cpu_admits(s, from, t, w, nw, here, sizeof(here))) {
+	if (!placement_admits(s, from, t, w, nw, here, sizeof(here))) {
 		/*
 		 * Windows (new or old): another CPU where the new ones fit, and the task moves
 		 * there. One window for one: refused, as always (the CPU of a task with one
 		 * reservation changes only by del + add).
 		 */
-		to = nw > 1 || t->resv->n > 1 ? choose_cpu(s, -1, t, w, nw, why, whylen) : -ENOSPC;
+		to = nw > 1 || t->resv->n > 1 ? placement_choose(s, -1, t, w, nw, why, whylen)
+		                              : -ENOSPC;
 		if (to < 0 || to == from) {
 			snprintf(why, whylen, "%s", here);
 			return -ENOSPC;
@@ -679,7 +540,7 @@ static uint64_t realtime_offset(void)
 /*
  * Releases are at epoch + phase + k*period: every task's jobs are re-anchored at once (the
  * dispatchers see the new epoch and rebuild: the job holding now gets the part of its slice
- * that is left of its window, so density still holds; the job that was in progress under
+ * that is left of its window, never more than admission counted; the job that was in progress under
  * the old epoch ends without being counted as a period or a miss). Before the epoch (a
  * future one) nothing is released. The same epoch again (within EPOCH_SAME, the mapping's
  * own error) changes nothing, so the agent may repeat it.

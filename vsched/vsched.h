@@ -145,10 +145,17 @@ struct task {
 /* The tasks of one managed CPU, replaced as a whole (RCU). */
 struct cpu_table {
 	int n;
-	double load; /* Σ density of the tasks (may exceed the cap on a frame-tested CPU) */
+	double load; /* Σ density of the tasks (placement.c's fast path; may exceed the cap) */
 	double util; /* Σ slice / period of the tasks: <= cap always */
 	struct rcu_head rcu;
 	struct task *task[];
+};
+
+/* What a CPU gives its reservations in an interval of length L: min(L, cap·L + burst)
+ * (admission.c). */
+struct adm_supply {
+	double cap;   /* long-run share, (0, 1] */
+	double burst; /* ns beyond cap·L; vsched: (RT limit - cap) · RT accounting period */
 };
 
 struct watchdog;
@@ -156,8 +163,9 @@ struct disp;
 
 struct sched {
 	struct vsched_config cfg;
-	double cap;            /* effective per-CPU cap: min(configured, rt limit - reserve) */
-	_Atomic mono_ns epoch; /* monotonic time of the release anchor */
+	double cap;               /* effective per-CPU cap: min(configured, rt limit - reserve) */
+	struct adm_supply supply; /* what each CPU gives the reservations (admission.c) */
+	_Atomic mono_ns epoch;    /* monotonic time of the release anchor */
 	struct cpu_table *table[VS_MAX_CPUS]; /* RCU, indexed like cfg.cpus */
 	struct watchdog *wd;
 	int ntasks;           /* over every table; API thread only */
@@ -211,63 +219,83 @@ int edf_select(const struct edf_job *j, int n, mono_ns now);
  */
 mono_ns edf_next_event(const struct edf_job *j, int n, mono_ns now, int sel);
 
-/* admission.c — pure except admission_read_rt_limit */
+/* admission.c — pure except admission_read_rt_limit (model and sources: its top comment) */
 /* Density slice / min(deadline, period) (deadline 0 means period). */
 double admission_density(const struct vsp_resv *r);
 /* Σ density and Σ slice / period of n windows. */
 double admission_density_n(const struct vsp_resv *w, unsigned n);
 double admission_util_n(const struct vsp_resv *w, unsigned n);
-/*
- * Exact processor-demand test over one frame, for a CPU whose windows all have the same
- * period T and none wraps (phase + deadline <= T): for every interval [phase_a, end_b] of
- * the frame, Σ slice of the windows lying inside it <= its length; and Σ slice / T <= cap.
- * Sufficient and necessary for EDF on one CPU (no window crosses a frame boundary, so every
- * frame is the same independent problem). owner/idx identify a window for the caller.
- */
+/* One window of a CPU: a periodic job sequence (deadline resolved, 0 < slice <= deadline). */
 struct adm_win {
-	uint64_t period, slice, deadline, phase; /* deadline resolved */
-	int owner;                               /* caller's id, e.g. -1 for the request */
-	int idx;                                 /* window number within its owner */
+	uint64_t period, slice, deadline, phase;
+	int owner; /* caller's id, e.g. -1 for the request */
+	int idx;   /* window number within its owner */
 };
-struct adm_conflict {
-	uint64_t from, to, demand; /* the interval that overflowed and the slices inside it */
-	int a, b;    /* indexes into w[] of two windows inside it (a: owner == want if any), -1 */
-	double util; /* Σ slice / T */
+/* Cost limits; adm_default_limits are vsched's. */
+struct adm_limits {
+	uint64_t max_jobs;         /* exact test: jobs in one hyperperiod, at most */
+	uint64_t max_cluster_jobs; /* sound test: jobs in one cluster's hyperperiod */
+	uint64_t cluster_budget;   /* sound test: Σ over clusters of jobs^2 */
+	uint64_t max_points;       /* sound test: lengths checked before giving up (refused) */
+};
+extern const struct adm_limits adm_default_limits;
+struct adm_result {
+	bool exact;           /* decided by the exact test (short hyperperiod) */
+	bool util_over;       /* Σ slice / period > cap */
+	double util;          /* Σ slice / period */
+	uint64_t hyperperiod; /* exact test: the pattern's period H */
+	/* ADM_DEMAND: jobs released in [from, to] and due in it need demand > supply. Exact
+	 * test: from in [0, H) from the epoch; sound test: from = 0, to = the length. */
+	uint64_t from, to, demand;
+	double supply;
+	int a, b;         /* exact test: windows (indexes into w) with jobs inside it, or -1 */
+	uint64_t checked; /* intervals or lengths examined (the cost) */
+	int clusters;     /* sound test: clusters of windows */
 };
 enum {
 	ADM_FITS = 0,
-	ADM_NA = 1,      /* periods differ or a window wraps: the test does not apply */
-	ADM_DEMAND = -1, /* an interval is overloaded: c->from, to, demand, a, b */
-	ADM_UTIL = -2,   /* Σ slice / T > cap: c->util */
+	ADM_DEMAND = -1,    /* an interval needs more than the CPU gives (res: from, to, ...) */
+	ADM_UTIL = -2,      /* Σ slice / period > cap, every interval fits */
+	ADM_UNDECIDED = -3, /* the sound test could not decide within its limits: refused */
+	ADM_INVALID = -4,   /* a malformed window */
 };
-/* want: the owner a conflict should name first (the request). Allocates scratch only. */
-int admission_frame_test(const struct adm_win *w, int n, double cap, int want,
-                         struct adm_conflict *c);
 /*
- * Reads the kernel RT throttling limit runtime/period (runtime -1: no limit, 1.0).
- * Returns 0 or -1 with why.
+ * EDF feasibility of the windows w[n] on one CPU giving sp (processor demand): exact when
+ * their hyperperiod holds at most lim->max_jobs jobs, sound otherwise. ADM_DEMAND is reported
+ * before ADM_UTIL. want: the owner a conflict names first (the request). lim NULL: defaults.
+ * Allocates scratch only.
+ */
+int admission_test(const struct adm_win *w, int n, const struct adm_supply *sp,
+                   const struct adm_limits *lim, int want, struct adm_result *res);
+/* min(len, cap · len + burst) */
+double admission_supply(const struct adm_supply *sp, uint64_t len);
+/*
+ * Reads the kernel RT throttling limit runtime/period (runtime -1: no limit, 1.0) and the
+ * period in ns (period_ns may be NULL). Returns 0 or -1 with why; nothing set on error.
  */
 int admission_read_rt_limit(const char *runtime_path, const char *period_path, double *limit,
-                            char *why, size_t whylen);
+                            uint64_t *period_ns, char *why, size_t whylen);
 /* Effective per-CPU cap: min(configured, rt_limit - reserve), never below 0. */
 double admission_cap(double configured, double rt_limit, double reserve);
 /* load + density <= cap (with 1e-9 slack for rounding). */
 bool admission_fits(double load, double density, double cap);
 
-/* placement.c — pure */
+/* placement.c — API thread: admission of windows on a CPU's table, and the CPU choice */
 /*
- * Chooses the CPU index in [0, n) for a new reservation of density need under cap.
- * PLACE_WORST_FIT: lowest load that fits, ties lowest index; PLACE_FIRST_FIT: lowest index
- * that fits. Returns the index or -1 when none fits.
+ * Whether CPU index idx admits windows w[n] of a request, not counting task skip's own
+ * windows (`set`; NULL for `add`): Σ density <= cap (sufficient, O(1)), else admission_test
+ * over every window of the CPU. On refusal writes a one-line reason naming the CPU, its load,
+ * the request and what does not fit. Allocates scratch only.
  */
-int placement_pick(const double *load, int n, double need, double cap, int rule);
+bool placement_admits(const struct sched *s, int idx, const struct task *skip,
+                      const struct vsp_resv *w, unsigned n, char *why, size_t whylen);
 /*
- * Places m reservations at once, largest density first (worst-fit decreasing when rule is
- * PLACE_WORST_FIT). On success fills assign[m] with CPU indexes, adds to load[] and
- * returns 0; returns -1 with load[] unchanged when any does not fit.
+ * The CPU index for windows w[n]: req_cpu when >= 0 (must be managed and admit them), else
+ * by the placement rule among the CPUs that admit them (worst-fit: lowest utilisation without
+ * skip). Returns the index, or -errno with why (the reason of the least loaded CPU).
  */
-int placement_batch(const double *need, int m, double *load, int n, double cap, int rule,
-                    int *assign);
+int placement_choose(const struct sched *s, int req_cpu, const struct task *skip,
+                     const struct vsp_resv *w, unsigned n, char *why, size_t whylen);
 /*
  * Chooses among the CPUs where ok[i] (the caller ran the admission test): worst-fit takes
  * the lowest key (load), ties lowest index; first-fit the lowest index. -1 if none.

@@ -1,135 +1,191 @@
 /*
- * Unit tests of vsched/placement.c: worst-fit spreads, first-fit packs, batches are placed
- * largest first (worst-fit decreasing), a refused batch leaves the load unchanged.
+ * Unit tests of vsched/placement.c on hand-built CPU tables (no processes): a CPU admits
+ * what the processor-demand test admits (the refusals of issue 14 are gone, what does not
+ * fit is refused with the CPU, its load and the request in one line), worst-fit spreads by
+ * utilisation and first-fit packs among the CPUs that admit, `set` does not count the
+ * task's own windows, and an unmanaged CPU is refused.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "vsched.h"
 
-static void test_worst_fit_spreads(void **state)
+#define MS 1000000ULL
+
+static struct sched S;
+static struct task *tasks[16];
+static int ntasks;
+
+/* Two managed CPUs (0 and 1), cap 90 %, burst (95 % - 90 %) · 1 s, as on this machine. */
+static int setup(void **state)
 {
-	double load[4] = {0.5, 0.2, 0.2, 0.7};
 	(void)state;
-	/* lowest load, ties lowest index */
-	assert_int_equal(placement_pick(load, 4, 0.1, 0.9, PLACE_WORST_FIT), 1);
-	/* successive picks spread over CPUs */
-	double l2[3] = {0, 0, 0};
-	int used[3] = {0, 0, 0};
-	for (int i = 0; i < 3; i++) {
-		int c = placement_pick(l2, 3, 0.2, 0.9, PLACE_WORST_FIT);
-		assert_true(c >= 0);
-		used[c]++;
-		l2[c] += 0.2;
+	memset(&S, 0, sizeof(S));
+	S.cfg.ncpus = 2;
+	S.cfg.cpus[0] = 0;
+	S.cfg.cpus[1] = 1;
+	S.cfg.placement = PLACE_WORST_FIT;
+	S.cap = 0.9;
+	S.supply = (struct adm_supply){0.9, 50.0 * MS};
+	for (int i = 0; i < 2; i++)
+		S.table[i] = calloc(1, sizeof(struct cpu_table));
+	ntasks = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	for (int i = 0; i < ntasks; i++) {
+		free(tasks[i]->resv);
+		free(tasks[i]);
 	}
-	assert_int_equal(used[0], 1);
-	assert_int_equal(used[1], 1);
-	assert_int_equal(used[2], 1);
+	for (int i = 0; i < 2; i++)
+		free(S.table[i]);
+	return 0;
 }
 
-static void test_first_fit_packs(void **state)
+/* A task of pid on CPU index idx with windows w[n], added to its table (sums as sched.c). */
+static struct task *put(pid_t pid, int idx, const struct vsp_resv *w, unsigned n)
 {
-	double load[3] = {0, 0, 0};
-	(void)state;
-	for (int i = 0; i < 4; i++) {
-		int c = placement_pick(load, 3, 0.2, 0.9, PLACE_FIRST_FIT);
-		assert_int_equal(c, 0);
-		load[c] += 0.2;
-	}
-	/* CPU 0 at 0.8: 0.2 no longer fits, goes to CPU 1 */
-	assert_int_equal(placement_pick(load, 3, 0.2, 0.9, PLACE_FIRST_FIT), 1);
-	assert_int_equal(placement_pick(load, 3, 0.1, 0.9, PLACE_FIRST_FIT), 0);
+	struct task *t = calloc(1, sizeof(*t));
+	struct cpu_table *ct = S.table[idx], *nt;
+
+	assert_non_null(t);
+	t->pid = pid;
+	t->cpu = idx;
+	t->cpu_idx = idx;
+	t->resv = calloc(1, sizeof(*t->resv));
+	assert_non_null(t->resv);
+	t->resv->n = n;
+	memcpy(t->resv->w, w, n * sizeof(*w));
+	nt = calloc(1, sizeof(*nt) + (size_t)(ct->n + 1) * sizeof(struct task *));
+	assert_non_null(nt);
+	memcpy(nt->task, ct->task, (size_t)ct->n * sizeof(struct task *));
+	nt->n = ct->n + 1;
+	nt->task[ct->n] = t;
+	nt->load = ct->load + admission_density_n(w, n);
+	nt->util = ct->util + admission_util_n(w, n);
+	free(ct);
+	S.table[idx] = nt;
+	tasks[ntasks++] = t;
+	return t;
 }
 
-static void test_pick_refusal(void **state)
+static struct vsp_resv win(uint64_t T, uint64_t phase, uint64_t len, uint64_t slice)
 {
-	double load[2] = {0.8, 0.85};
-	(void)state;
-	assert_int_equal(placement_pick(load, 2, 0.2, 0.9, PLACE_WORST_FIT), -1);
-	assert_int_equal(placement_pick(load, 2, 0.2, 0.9, PLACE_FIRST_FIT), -1);
-	/* worst-fit skips the less loaded CPU only if it does not fit: exact fit allowed */
-	assert_int_equal(placement_pick(load, 2, 0.1, 0.9, PLACE_WORST_FIT), 0);
-	assert_int_equal(placement_pick(load, 2, 0.05, 0.9, PLACE_WORST_FIT), 0);
-	assert_int_equal(placement_pick(load, 0, 0.05, 0.9, PLACE_WORST_FIT), -1);
-	assert_int_equal(placement_pick(load, 2, 0.05, 0.9, 7), -1); /* unknown rule */
+	return (struct vsp_resv){T, slice, len, phase};
 }
 
-static void test_batch_wfd_order(void **state)
+/* Issue 14's refusals are gone; what really does not fit is refused with the reason. */
+static void test_admits_issue14(void **state)
 {
-	/* Two CPUs, cap 0.9. In request order worst-fit fails:
-	 * 0.3 -> c0, 0.3 -> c1, 0.3 -> c0 (0.6), 0.9 -> no room on either.
-	 * Largest first succeeds: 0.9 -> c0, then the three 0.3 -> c1 (0.9). */
-	const double need[4] = {0.3, 0.3, 0.3, 0.9};
-	double load[2] = {0, 0};
-	int assign[4];
+	struct vsp_resv a = win(100 * MS, 0, 45 * MS, 45 * MS);
+	struct vsp_resv shifted = win(100 * MS, 45 * MS, 100 * MS, 45 * MS);
+	struct vsp_resv prov = win(100 * MS, 0, 100 * MS, 20 * MS);
+	struct vsp_resv sub = win(25 * MS, 0, 10 * MS, 10 * MS);
+	char why[VSP_MSG_MAX + 1] = "";
 	(void)state;
 
-	assert_int_equal(placement_batch(need, 4, load, 2, 0.9, PLACE_WORST_FIT, assign), 0);
-	assert_int_equal(assign[3], 0);
-	assert_int_equal(assign[0], 1);
-	assert_int_equal(assign[1], 1);
-	assert_int_equal(assign[2], 1);
-	assert_true(load[0] > 0.899 && load[0] < 0.901);
-	assert_true(load[1] > 0.899 && load[1] < 0.901);
-
-	/* the same requests one by one in order, for comparison: the last does not fit */
-	double l2[2] = {0, 0};
-	int fails = 0;
-	for (int i = 0; i < 4; i++) {
-		int c = placement_pick(l2, 2, need[i], 0.9, PLACE_WORST_FIT);
-		if (c < 0)
-			fails++;
-		else
-			l2[c] += need[i];
-	}
-	assert_int_equal(fails, 1);
+	put(101, 0, &a, 1);
+	/* a 45 % full-period reservation phase-shifted by 45 ms beside a 0+45 window */
+	assert_true(placement_admits(&S, 0, NULL, &shifted, 1, why, sizeof(why)));
+	/* the frame full to the cap (45+45 beside 0+45): a new rank's 20 % does not fit */
+	struct vsp_resv b = win(100 * MS, 45 * MS, 45 * MS, 45 * MS);
+	put(102, 0, &b, 1);
+	assert_false(placement_admits(&S, 0, NULL, &prov, 1, why, sizeof(why)));
+	assert_string_equal(why, "cpu 0: load 90.0% + 20.0% exceeds cap 90.0%");
+	/* 25 ms / 10 ms sub-frame windows beside a new rank's 20 % (was "20.0% + 100.0%") */
+	put(103, 1, &prov, 1);
+	assert_true(placement_admits(&S, 1, NULL, &sub, 1, why, sizeof(why)));
 }
 
-static void test_batch_spreads_existing_load(void **state)
+/* A demand refusal names the CPU, two windows that overlap, the interval and the loads. */
+static void test_refusal_names_windows(void **state)
 {
-	const double need[3] = {0.1, 0.4, 0.2};
-	double load[3] = {0.3, 0.0, 0.1};
-	int assign[3];
+	struct vsp_resv a[2] = {win(100 * MS, 0, 45 * MS, 45 * MS),
+	                        win(100 * MS, 50 * MS, 20 * MS, 20 * MS)};
+	struct vsp_resv req[2] = {win(100 * MS, 45 * MS, 5 * MS, 5 * MS),
+	                          win(100 * MS, 60 * MS, 30 * MS, 20 * MS)};
+	char why[VSP_MSG_MAX + 1] = "";
 	(void)state;
-	assert_int_equal(placement_batch(need, 3, load, 3, 0.9, PLACE_WORST_FIT, assign), 0);
-	/* 0.4 -> c1 (0.0), 0.2 -> c2 (0.1), 0.1 -> c0 (0.3) */
-	assert_int_equal(assign[1], 1);
-	assert_int_equal(assign[2], 2);
-	assert_int_equal(assign[0], 0);
+
+	put(101, 0, a, 2);
+	/* [50, 90]: 20 + 20 <= 40 fits */
+	assert_true(placement_admits(&S, 0, NULL, req, 2, why, sizeof(why)));
+	req[1].slice = 25 * MS; /* [50, 90]: 45 > 40 */
+	assert_false(placement_admits(&S, 0, NULL, req, 2, why, sizeof(why)));
+	assert_string_equal(why, "cpu 0: window 2 (60ms+30ms) overlaps pid 101 window 2 "
+	                         "(50ms+20ms): slices 45ms in [50ms, 90ms], load 65.0% + 30.0%");
+	/* a 9 s job due 9 s after its release: more than the RT throttle leaves in 9 s */
+	struct vsp_resv long9 = win(10000 * MS, 0, 9000 * MS, 9000 * MS);
+	assert_false(placement_admits(&S, 1, NULL, &long9, 1, why, sizeof(why)));
+	assert_string_equal(why,
+	                    "cpu 1: slices 9s in [0ns, 9s] > 8.15s allowed, load 0.0% + 90.0%");
+	/* single reservations over the cap: the load message they always had */
+	struct vsp_resv x = win(10 * MS, 0, 10 * MS, 6 * MS), y = win(10 * MS, 0, 10 * MS, 5 * MS);
+	put(201, 1, &x, 1);
+	assert_false(placement_admits(&S, 1, NULL, &y, 1, why, sizeof(why)));
+	assert_string_equal(why, "cpu 1: load 60.0% + 50.0% exceeds cap 90.0%");
 }
 
-static void test_batch_first_fit_decreasing(void **state)
+/* Worst-fit by utilisation, first-fit lowest, both among the CPUs that admit. */
+static void test_choose(void **state)
 {
-	/* in request order first-fit would give c0, c0, c1; decreasing gives c1, c0, c0 */
-	const double need[3] = {0.2, 0.5, 0.3};
-	double load[2] = {0, 0};
-	int assign[3];
+	struct vsp_resv a = win(100 * MS, 0, 45 * MS, 45 * MS);
+	struct vsp_resv c = win(100 * MS, 0, 100 * MS, 20 * MS);
+	struct vsp_resv r = win(100 * MS, 50 * MS, 40 * MS, 40 * MS);
+	char why[VSP_MSG_MAX + 1] = "";
 	(void)state;
-	assert_int_equal(placement_batch(need, 3, load, 2, 0.9, PLACE_FIRST_FIT, assign), 0);
-	assert_int_equal(assign[1], 0);
-	assert_int_equal(assign[2], 0);
-	assert_int_equal(assign[0], 1); /* 0.5 + 0.3 + 0.2 > 0.9 */
+
+	put(101, 0, &a, 1); /* 45 %, one full window */
+	put(102, 1, &c, 1); /* 20 %, D = T */
+	assert_int_equal(placement_choose(&S, -1, NULL, &r, 1, why, sizeof(why)), 1);
+	S.cfg.placement = PLACE_FIRST_FIT;
+	assert_int_equal(placement_choose(&S, -1, NULL, &r, 1, why, sizeof(why)), 0);
+	/* only CPU 0 admits a window at 45+45 beside a 50 % window at 45+50 on CPU 1 */
+	struct vsp_resv d = win(100 * MS, 45 * MS, 50 * MS, 50 * MS);
+	put(103, 1, &d, 1);
+	S.cfg.placement = PLACE_WORST_FIT;
+	struct vsp_resv e = win(100 * MS, 45 * MS, 45 * MS, 45 * MS);
+	assert_int_equal(placement_choose(&S, -1, NULL, &e, 1, why, sizeof(why)), 0);
+	/* neither: the reason given is the least loaded CPU's (CPU 0, 45 %) */
+	struct vsp_resv f = win(100 * MS, 40 * MS, 40 * MS, 40 * MS);
+	assert_int_equal(placement_choose(&S, -1, NULL, &f, 1, why, sizeof(why)), -ENOSPC);
+	assert_string_equal(why,
+	                    "cpu 0: window 1 (40ms+40ms) overlaps pid 101 window 1 (0ns+45ms): "
+	                    "slices 85ms in [0ns, 80ms], load 45.0% + 40.0%");
+	/* an explicit CPU: that one or nothing */
+	assert_int_equal(placement_choose(&S, 1, NULL, &e, 1, why, sizeof(why)), -ENOSPC);
+	assert_non_null(strstr(why, "cpu 1: "));
+	assert_int_equal(placement_choose(&S, 5, NULL, &e, 1, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "cpu 5: not managed by vsched");
 }
 
-static void test_batch_refusal_leaves_load(void **state)
+/* `set` is admitted without the task's own old windows; another CPU is tried with them. */
+static void test_set_skips_own_windows(void **state)
 {
-	const double need[3] = {0.5, 0.5, 0.5};
-	double load[2] = {0.1, 0.2};
-	const double before[2] = {0.1, 0.2};
-	int assign[3];
+	struct vsp_resv a = win(100 * MS, 0, 45 * MS, 45 * MS);
+	struct vsp_resv b = win(100 * MS, 45 * MS, 45 * MS, 45 * MS);
+	struct vsp_resv moved = win(100 * MS, 10 * MS, 35 * MS, 35 * MS);
+	char why[VSP_MSG_MAX + 1] = "";
+	struct task *ta;
 	(void)state;
-	assert_int_equal(placement_batch(need, 3, load, 2, 0.9, PLACE_WORST_FIT, assign), -1);
-	assert_memory_equal(load, before, sizeof(before));
-	assert_int_equal(placement_batch(need, 3, load, 2, 0.9, PLACE_FIRST_FIT, assign), -1);
-	assert_memory_equal(load, before, sizeof(before));
-	/* empty batch is fine and changes nothing */
-	assert_int_equal(placement_batch(need, 0, load, 2, 0.9, PLACE_WORST_FIT, assign), 0);
-	assert_memory_equal(load, before, sizeof(before));
+
+	ta = put(101, 0, &a, 1);
+	put(102, 0, &b, 1);
+	/* 10+35 overlaps a's own 0+45: counted for anyone else, not for a itself */
+	assert_false(placement_admits(&S, 0, NULL, &moved, 1, why, sizeof(why)));
+	assert_true(placement_admits(&S, 0, ta, &moved, 1, why, sizeof(why)));
+	/* on CPU 1 (empty) its own windows are not there to skip */
+	assert_int_equal(placement_choose(&S, -1, ta, &b, 1, why, sizeof(why)), 1);
 }
 
 /* Among the CPUs that admitted a windowed task: worst-fit lowest key, first-fit lowest. */
@@ -152,13 +208,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pick_ok),
-	    cmocka_unit_test(test_worst_fit_spreads),
-	    cmocka_unit_test(test_first_fit_packs),
-	    cmocka_unit_test(test_pick_refusal),
-	    cmocka_unit_test(test_batch_wfd_order),
-	    cmocka_unit_test(test_batch_spreads_existing_load),
-	    cmocka_unit_test(test_batch_first_fit_decreasing),
-	    cmocka_unit_test(test_batch_refusal_leaves_load),
+	    cmocka_unit_test_setup_teardown(test_admits_issue14, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_refusal_names_windows, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_choose, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_set_skips_own_windows, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
