@@ -224,7 +224,9 @@ static double gain(const struct control_job *job, double e)
 
 	if (fabs(e) > 3 * dead_band(job))
 		return 1.0;
-	return sd > lim ? GAIN_NEAR * (lim / sd) * (lim / sd) : GAIN_NEAR;
+	if (sd <= lim || control_floating_eval_len(job) < job->p.eval_max_ns)
+		return GAIN_NEAR; /* the evaluation can still grow instead */
+	return GAIN_NEAR * (lim / sd) * (lim / sd);
 }
 
 /* The U to move to from U with error e at rate r: inside a bracket its chord, else a step
@@ -239,7 +241,9 @@ static double u_want(const struct control_job *job, double e, double r)
 	return clamp(u - g * e / slope_at(job, u, r), u / 2, fmax(2 * u, u + 20));
 }
 
-static void step_u(struct control_job *job, double e, double r, mono_ns now,
+/* Moves U for error e at rate r. Returns false when the step is too small to send (and the
+ * job is not pinned at a bound): U holds, as in the dead band. */
+static bool step_u(struct control_job *job, double e, double r, mono_ns now,
                    struct control_decision *out)
 {
 	struct control_float *f = &job->fl;
@@ -254,10 +258,13 @@ static void step_u(struct control_job *job, double e, double r, mono_ns now,
 	                   (e > 0 && want < lo && u <= lo + U_STEP_MIN);
 	f->need_u_pct = job->unreachable ? clamp(u - e / s, 0, NEED_MAX) : NAN;
 	if (fabs(nu - u) < U_STEP_MIN) {
-		control_keep(job, job->unreachable ? CONTROL_R_UNREACHABLE : CONTROL_R_NONE, out);
-		return;
+		if (!job->unreachable)
+			return false;
+		control_keep(job, CONTROL_R_UNREACHABLE, out);
+		return true;
 	}
 	apply(job, job->period_ns, nu, now, CONTROL_R_USTEP, out);
+	return true;
 }
 
 /* ---- period search for efficiency ------------------------------------------------------ */
@@ -358,6 +365,22 @@ static bool search_feed(struct control_job *job, double r, mono_ns now,
 
 /* ---- entry points ---------------------------------------------------------------------- */
 
+/* U holds (in the dead band, or a step too small to send); after two such evaluations in a
+ * row the period search starts, once. */
+static void hold(struct control_job *job, double r, mono_ns now, struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+
+	f->settled++;
+	f->need_u_pct = NAN;
+	job->unreachable = false;
+	if (f->settled >= 2 && !f->searched) {
+		search_start(job, r, now, out);
+		return;
+	}
+	control_keep(job, CONTROL_R_INBAND, out);
+}
+
 void control_floating_eval(struct control_job *job, double e, mono_ns now,
                            struct control_decision *out)
 {
@@ -370,23 +393,19 @@ void control_floating_eval(struct control_job *job, double e, mono_ns now,
 		return;
 	}
 	if (fabs(e) <= dead_band(job)) {
-		f->settled++;
-		f->need_u_pct = NAN;
-		job->unreachable = false;
-		if (f->settled >= 2 && !f->searched) {
-			search_start(job, r, now, out);
-			return;
-		}
-		control_keep(job, CONTROL_R_INBAND, out);
+		hold(job, r, now, out);
 		return;
 	}
-	f->settled = 0;
 	/* a period where U does not settle is the granularity problem itself: search */
 	if (++f->steps > UNSETTLED && !f->searched) {
+		f->settled = 0;
 		search_start(job, r, now, out);
 		return;
 	}
-	step_u(job, e, r, now, out);
+	if (step_u(job, e, r, now, out))
+		f->settled = 0;
+	else
+		hold(job, r, now, out);
 }
 
 /* U for a new target from the model at the last evaluation at this period, else U = target. */
