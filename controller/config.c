@@ -35,6 +35,7 @@ static const char *const known_keys[] = {
     "min_period",
     "min_slice",
     "initial_period",
+    "u_max",
     "coschedule",
     "frame",
     "slot",
@@ -46,7 +47,7 @@ static const char *const known_keys[] = {
     NULL,
 };
 
-static const char *const algo_names[] = {"linear", "adaptive", NULL};
+static const char *const algo_names[] = {"linear", "adaptive", "floating", NULL};
 static const char *const agg_names[] = {"slowest", "mean", NULL};
 static const char *const calib_names[] = {"run", "observed", NULL};
 
@@ -120,12 +121,13 @@ void ctld_config_defaults(struct ctld_config *c)
 	c->default_target = 0;
 	c->job.algo = (uint8_t)p.algo;
 	c->job.agg = (uint8_t)p.agg;
-	c->job.eps_pct = p.epsilon_pct;
+	c->job.eps_pct = 2.0; /* the band the floating algorithm holds (docs/control.md) */
 	c->job.r_max = 0;
 	c->job.delta_period = p.delta_period_ns;
 	c->job.min_period = p.min_period_ns;
 	c->job.min_slice = p.min_slice_ns;
 	c->job.initial_period = p.initial_period_ns;
+	c->job.u_max_pct = p.u_max_pct;
 	c->cs.on = false;
 	c->cs.frame = 100 * NSEC_PER_MSEC;
 	c->cs.slot = 5 * NSEC_PER_MSEC;
@@ -174,6 +176,7 @@ int ctld_config_load(const char *path, struct ctld_config *c, char *why, size_t 
 	    cfg_get_double(&cfg, "default_target", 0, 100, &c->default_target, why, whylen) ||
 	    cfg_get_double(&cfg, "epsilon", 0.01, 50, &c->job.eps_pct, why, whylen) ||
 	    cfg_get_double(&cfg, "r_max", 0, 1e18, &c->job.r_max, why, whylen) ||
+	    cfg_get_double(&cfg, "u_max", 0.001, 100, &c->job.u_max_pct, why, whylen) ||
 	    cfg_get_duration(&cfg, "delta_period", 1, VSP_PERIOD_MAX, &c->job.delta_period, why,
 	                     whylen) ||
 	    cfg_get_duration(&cfg, "min_period", 1, VSP_PERIOD_MAX, &c->job.min_period, why,
@@ -241,6 +244,7 @@ void ctld_config_print(FILE *f, const struct ctld_config *c)
 	fprintf(f, "min_period = \"%s\";\n", DUR(c->job.min_period));
 	fprintf(f, "min_slice = \"%s\";\n", DUR(c->job.min_slice));
 	fprintf(f, "initial_period = \"%s\";\n", DUR(c->job.initial_period));
+	fprintf(f, "u_max = %g;\n", c->job.u_max_pct);
 	fprintf(f, "coschedule = %s;\n", c->cs.on ? "true" : "false");
 	fprintf(f, "frame = \"%s\";\n", DUR(c->cs.frame));
 	fprintf(f, "slot = \"%s\";\n", DUR(c->cs.slot));

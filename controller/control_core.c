@@ -39,7 +39,7 @@
 void control_params_default(struct control_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->algo = CONTROL_ALGO_ADAPTIVE;
+	p->algo = CONTROL_ALGO_FLOATING;
 	p->agg = CONTROL_AGG_SLOWEST;
 	p->calib = CONTROL_CALIB_RUN;
 	p->nranks = 1;

@@ -57,7 +57,8 @@
 
 #define CTLD_ENDPOINT_MAX 256
 #define CTLD_PATH_MAX     512
-#define CTLD_ID_MAX       256 /* ZeroMQ routing ids are at most 255 bytes */
+#define CTLD_ID_MAX       256  /* ZeroMQ routing ids are at most 255 bytes */
+#define U_CEILING_PCT     95.0 /* the most U a floating job asks a node for (settings.c) */
 
 #define CTLD_DEFAULT_CONFIG "/etc/vsched/controller.conf"
 #define CTLD_DEFAULT_AGENTS "tcp://127.0.0.1:7710"
@@ -72,6 +73,7 @@ struct job_settings {
 	double r_max;     /* units/s; 0 = calibrate */
 	bool r_max_given; /* given by the administrator (else measured, when r_max > 0) */
 	mono_ns delta_period, min_period, min_slice, initial_period;
+	double u_max_pct; /* floating: the most U the job may hold, (0, 100] */
 };
 
 /* Co-scheduling mode (DESIGN.md §5.2, docs/coschedule.md; config keys of the same names). */
@@ -126,6 +128,7 @@ struct node {
 	uint8_t mem_src, net_src;
 	double sum_u;
 	uint32_t nprocs;
+	mono_ns floor; /* the smallest period its vsched serves with < 1 % misses (capacity.c) */
 	struct node_job *handles;
 	uint32_t nhandles, cap_handles;
 	struct outbox out; /* to its agent, sent at the end of the loop turn */
@@ -152,6 +155,9 @@ struct rank {
 	/* the last reports, for the average over bw_window (coschedule) */
 	struct bw_sample bw[RANK_BW_SAMPLES];
 	uint32_t nbw, bw_head;
+	/* deadline misses counted since (capacity.c): at this period, from these counters */
+	mono_ns st_period;
+	uint64_t st_periods, st_misses;
 };
 
 enum txn_kind {
@@ -197,6 +203,11 @@ struct job_control {
 	double target_pct;       /* the administrator's target; 0 = none */
 	struct control_job loop; /* vsched_control's state (control.h) */
 	uint64_t deferred;       /* reports dropped while a transaction was open */
+	/* floating: the bounds from the nodes (capacity.c) */
+	mono_ns floor;      /* the period floor given to the loop */
+	mono_ns retry_at;   /* when a refused rise is tried again (0: not capped) */
+	uint32_t retries;   /* refused rises in a row (the back-off) */
+	mono_ns revoked_at; /* when others last gave back U to this job */
 };
 
 /* The constraint committed on the nodes (txn.c). */
@@ -414,7 +425,27 @@ mono_ns txn_next(const struct ctld *d);
 void reports_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_ns now);
 void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now);
 void reports_bw(struct ctld *d, int node, const struct pctl_bw *b, mono_ns now);
-void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s);
+void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s, mono_ns now);
+
+/* decide.c: the control library's decisions carried out */
+/* A decision: a transaction when it changed and is a real reservation (U < 1), in
+ * coschedule mode a new U and granularity for the plan. Nothing while a transaction is open. */
+void decide_apply(struct ctld *d, struct job *jb, const struct control_decision *dec, mono_ns now);
+/* The committed constraint differs from the control library's: bring the nodes to it. */
+void decide_sync(struct ctld *d, struct job *jb, mono_ns now);
+
+/* capacity.c: the nodes' period floors and the U floating jobs may hold */
+/* A rank's task statistics (periods served, misses): the node's floor rises when its
+ * vsched cannot serve a period with < 1 % misses; the job floors that depend on it move. */
+void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_task_stat *st,
+                    mono_ns now);
+/* Lifts the admission caps of floating jobs that are due to try again, and gives back the
+ * U jobs borrowed beyond their target when a job below its target needs it. */
+void capacity_tick(struct ctld *d, mono_ns now);
+/* When capacity_tick next has something to do; 0: nothing. */
+mono_ns capacity_next(const struct ctld *d);
+/* The period floor of job jb's nodes (0: none). */
+mono_ns capacity_job_floor(const struct ctld *d, const struct job *jb);
 
 /* jobbw.c: per-process bandwidth of jobs and their class */
 /* A rank's BW report: keeps the sample for the bw_window average. */
