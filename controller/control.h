@@ -130,6 +130,8 @@ struct control_params {
 	uint32_t eval_periods; /* floating: an evaluation spans at least this many periods; 4 */
 	mono_ns eval_min_ns;   /* floating: ... and at least this long; default 0 */
 	mono_ns eval_max_ns;   /* floating: the noise-driven evaluation length stops here; 8 s */
+	mono_ns u_slot_ns;     /* floating: U in whole slots of this length per period (the
+	                          co-scheduling slot q); 0: continuous (default) */
 };
 
 struct control_decision {
@@ -328,6 +330,9 @@ int control_set_floor(struct control_job *job, mono_ns floor_ns, mono_ns now,
  * at once (CONTROL_R_LIMIT). Other algorithms keep U = target: -EINVAL. */
 int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
                         struct control_decision *out);
+/* The constraint in force took effect at `at` (e.g. windows committed after the decision):
+ * reports measured before it are stale, the round starts again there. */
+void control_restart_round(struct control_job *job, mono_ns at);
 /* The job's U in force, percent. */
 double control_u_pct(const struct control_job *job);
 /* Parses "linear"/"adaptive"/"floating". Returns 0 or -EINVAL. */

@@ -104,6 +104,8 @@ int control_params_check(const struct control_params *p)
 	if (p->eval_periods < 1 || p->eval_periods > 1000 || p->eval_max_ns < p->eval_min_ns ||
 	    p->eval_max_ns > 3600ULL * NSEC_PER_SEC)
 		return -EINVAL;
+	if (p->u_slot_ns > p->min_period_ns)
+		return -EINVAL; /* at least one slot in every period searched */
 	if (p->target_pct > 0 &&
 	    control_slice_for(p->initial_period_ns, p->target_pct) < p->min_slice_ns)
 		return -EINVAL;
@@ -522,6 +524,15 @@ int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
 	return 0;
 }
 
+void control_restart_round(struct control_job *job, mono_ns at)
+{
+	job->gen_start = at;
+	job->round++;
+	job->round_count = 0;
+	job->round_start = at;
+	job->fl.prev_e = NAN;
+}
+
 double control_u_pct(const struct control_job *job)
 {
 	return job->cur_u_pct;
@@ -558,7 +569,9 @@ void control_reject(struct control_job *job, mono_ns now, struct control_decisio
 		control_keep(job, CONTROL_R_ROLLBACK, out);
 		return;
 	}
-	if (job->p.algo == CONTROL_ALGO_FLOATING)
+	/* a refused rise of U by the loop itself (same target) caps U; a refused target
+	 * change only goes back */
+	if (job->p.algo == CONTROL_ALGO_FLOATING && job->cur_target_pct == job->prev_target_pct)
 		control_floating_rejected(job, job->cur_u_pct);
 	/* back to the constraint (and target) in force before the last change */
 	job->target_pct = t;

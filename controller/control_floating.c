@@ -40,6 +40,11 @@
  * measured efficiency), with that U; a tie keeps the coarser period (less overhead, fewer deadline
  * misses). Done once per job, again after the nodes' floor moved.
  *
+ * Co-scheduling (u_slot_ns set): a job holds whole slots of the frame, so U moves in steps
+ * of one slot at the period (the sub-frame): every U above is rounded to the nearest whole
+ * number of slots, at least one. The rate then reaches the target within half a slot's
+ * worth of rate, and a step that rounds to the current U holds.
+ *
  * Saturation. At U_hi with the rate below the target by more than the dead band the job is
  * unreachable: it holds U_hi, the most it can get, and need_u_pct is the U the model says it
  * needs; at U_lo above the target likewise (faster than asked at the smallest slice). A
@@ -100,6 +105,22 @@ static double u_hi(const struct control_job *job)
 static double clamp(double x, double lo, double hi)
 {
 	return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* u within the bounds at period; with u_slot set (co-scheduling: a job holds whole slots
+ * of the frame), the nearest whole number of slots of that period inside them, at least
+ * one slot. */
+static double u_fit(const struct control_job *job, mono_ns period, double u)
+{
+	double lo = u_lo(job, period), hi = u_hi(job), q;
+
+	u = clamp(u, lo, hi);
+	if (job->p.u_slot_ns == 0)
+		return u;
+	q = 100.0 * (double)job->p.u_slot_ns / (double)period;
+	lo = fmax(q, ceil(lo / q - 1e-9) * q);
+	hi = fmax(q, floor(hi / q + 1e-9) * q);
+	return clamp(round(u / q) * q, lo, hi);
 }
 
 static double dead_band(const struct control_job *job)
@@ -248,9 +269,9 @@ static bool step_u(struct control_job *job, double e, double r, mono_ns now,
 {
 	struct control_float *f = &job->fl;
 	double u = job->cur_u_pct, s = slope_at(job, u, r);
-	double lo = u_lo(job, job->period_ns), hi = u_hi(job);
+	double lo = u_fit(job, job->period_ns, 0), hi = u_fit(job, job->period_ns, 100);
 	double want = u_want(job, e, r);
-	double nu = clamp(want, lo, hi);
+	double nu = u_fit(job, job->period_ns, want);
 
 	f->full_step = fabs(e) > 3 * dead_band(job);
 	/* unreachable: pinned at a bound that the model says is not enough */
@@ -289,7 +310,7 @@ static mono_ns next_period(const struct control_job *job, mono_ns p, int dir)
 static void probe(struct control_job *job, mono_ns period, mono_ns now,
                   struct control_decision *out)
 {
-	double u = clamp(job->fl.best_u, u_lo(job, period), u_hi(job));
+	double u = u_fit(job, period, job->fl.best_u);
 
 	job->fl.search = CONTROL_FS_PROBE;
 	apply(job, period, u, now, CONTROL_R_PROBE, out);
@@ -306,7 +327,7 @@ static bool search_end(struct control_job *job, mono_ns now, struct control_deci
 	f->searched = true;
 	if (p == job->period_ns)
 		return false;
-	apply(job, p, clamp(f->best_u, u_lo(job, p), u_hi(job)), now, CONTROL_R_BEST, out);
+	apply(job, p, u_fit(job, p, f->best_u), now, CONTROL_R_BEST, out);
 	return true;
 }
 
@@ -417,6 +438,7 @@ void control_floating_target(struct control_job *job, mono_ns now, struct contro
 
 	f->settled = 0;
 	f->need_u_pct = NAN;
+	f->u_limit_pct = 100.0; /* a new target is a new admission: the nodes say what fits */
 	job->unreachable = false;
 	if (f->search == CONTROL_FS_PROBE) { /* abandon the probe, search again later */
 		f->search = CONTROL_FS_NONE;
@@ -428,7 +450,7 @@ void control_floating_target(struct control_job *job, mono_ns now, struct contro
 	}
 	if (period < control_min_period(job, u))
 		period = job->p.initial_period_ns;
-	apply(job, period, clamp(u, u_lo(job, period), u_hi(job)), now, CONTROL_R_TARGET, out);
+	apply(job, period, u_fit(job, period, u), now, CONTROL_R_TARGET, out);
 }
 
 void control_floating_bounds(struct control_job *job, enum control_reason why, mono_ns now,
@@ -450,7 +472,7 @@ void control_floating_bounds(struct control_job *job, enum control_reason why, m
 			period = job->p.initial_period_ns;
 	}
 	f->settled = 0;
-	apply(job, period, clamp(u, u_lo(job, period), u_hi(job)), now, why, out);
+	apply(job, period, u_fit(job, period, u), now, why, out);
 }
 
 void control_floating_rejected(struct control_job *job, double refused_u_pct)
@@ -466,5 +488,5 @@ double control_start_u(const struct control_job *job)
 {
 	if (job->p.algo != CONTROL_ALGO_FLOATING)
 		return job->target_pct;
-	return clamp(job->target_pct, u_lo(job, job->p.initial_period_ns), u_hi(job));
+	return u_fit(job, job->p.initial_period_ns, job->target_pct);
 }

@@ -216,6 +216,7 @@ struct job_commit {
 	uint8_t nwin;          /* > 0 in coschedule mode: the windows */
 	struct vsp_resv win[PCTL_MAX_WINDOWS];
 	uint64_t gen;
+	mono_ns at;            /* when it was committed */
 	uint64_t rollback_gen; /* generation of the last roll-back sent */
 	bool refused;          /* shown rejected: reason says why */
 	char reason[PADM_REASON_MAX + 1];
@@ -230,6 +231,7 @@ struct job_plan {
 	mono_ns push_at;    /* when to (re)try pushing the windows */
 	uint8_t klass;      /* enum padm_class, from the averaged memory bandwidth */
 	uint32_t want_k;    /* windows-per-frame granularity from the control loop */
+	uint32_t loop_gen;  /* the control loop's constraint generation the plan was made for */
 };
 
 struct job {
@@ -484,8 +486,11 @@ void cosched_replan(struct ctld *d, mono_ns now);
 void cosched_tick(struct ctld *d, mono_ns now);
 /* When cosched_tick next has something to do. */
 mono_ns cosched_next(const struct ctld *d);
-/* A control decision of a job in coschedule mode: only its granularity matters. */
+/* A control decision of a job in coschedule mode: its U and granularity are the plan's. */
 void cosched_decided(struct ctld *d, struct job *jb);
+/* The plan gives the job the U its loop decided, and those windows are in force on the
+ * nodes (reports measure them); false while the plan or the push is pending. */
+bool cosched_in_force(const struct ctld *d, const struct job *jb);
 
 /* state.c: the state file format, a pure load/save pair */
 struct state_job {

@@ -82,6 +82,21 @@ void reports_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_
 	decide_sync(d, jb, now);
 }
 
+/* A floating job in coschedule mode: its reports measure the U its loop decided only once
+ * the plan gives it that U and the windows are in force; from the windows' commit on. */
+static bool measures_loop_u(struct ctld *d, struct job *jb)
+{
+	struct control_job *cj = &jb->control.loop;
+
+	if (!d->cfg.cs.on || cj->p.algo != CONTROL_ALGO_FLOATING || jb->control.target_pct <= 0)
+		return true;
+	if (!cosched_in_force(d, jb))
+		return false;
+	if (mono_before(cj->gen_start, jb->commit.at))
+		control_restart_round(cj, jb->commit.at);
+	return true;
+}
+
 void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now)
 {
 	struct control_decision dec;
@@ -100,7 +115,7 @@ void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns n
 	jc = &jb->control;
 	if (r->interval_ns > 0)
 		rk->rate = (double)r->units * 1e9 / (double)r->interval_ns;
-	if (jb->txn.active) {
+	if (jb->txn.active || !measures_loop_u(d, jb)) {
 		jc->deferred++;
 		return;
 	}

@@ -90,6 +90,15 @@ void settings_control_params(const struct ctld_config *c, const struct job_setti
 	/* U = 1 is "unconstrained" to the daemon (never sent), and no vsched admits more than
 	 * the kernel's RT throttling share (95 % by default): a floating job asks for less */
 	p->u_max_pct = s->u_max_pct < U_CEILING_PCT ? s->u_max_pct : U_CEILING_PCT;
+	if (c->cs.on) {
+		/* the loop's period is the plan's sub-frame (frame / 1..8 window-sets, by
+		 * halving), its U a whole number of slots of it */
+		p->initial_period_ns = c->cs.frame;
+		p->min_period_ns = c->cs.frame / COPLAN_MAX_WINDOWS > c->cs.slot
+		                       ? c->cs.frame / COPLAN_MAX_WINDOWS
+		                       : c->cs.slot;
+		p->u_slot_ns = c->cs.slot;
+	}
 	p->round_timeout_ns = c->round_timeout;
 	p->apply_latency_ns = c->apply_latency;
 }
