@@ -128,7 +128,9 @@ static int rank_main(const struct iw_cfg *c, struct iw_shared *sh, uint32_t rank
 
 	spin_init(&sp, SPIN_WORK);
 	o.rank = (int)rank;
-	if (c->job || getenv("VSCHED_JOB")) {
+	const char *env_job = getenv("VSCHED_JOB");
+
+	if (c->job || (env_job && *env_job)) {
 		ar = apprate_open(c->job, &o);
 		if (!ar)
 			fprintf(stderr,
