@@ -1,8 +1,9 @@
 /*
  * Test applications run under vsched (docs/apps.md): bsp, a synthetic bulk-synchronous
- * program like Patterns (papers/004 Sect. 5.1), and membench, a memory streamer like
- * MemBUS's membench (papers/000 Sect. 2). Private header for what both programs share:
- * argument parsing, clocks, the calibrated compute loop. Prototypes grouped by file.
+ * program like Patterns (papers/004 Sect. 5.1), membench, a memory streamer like MemBUS's
+ * membench (papers/000 Sect. 2), and iowait, ranks that compute, block and meet at a
+ * barrier. Private header for what the programs share: argument parsing, clocks, the
+ * calibrated compute loop, iteration stamps. Prototypes grouped by file.
  *
  * Exit statuses of both programs: 0 success, 1 runtime failure (peer gone, timeout,
  * resources), 2 usage error; every failure prints one line on stderr.
@@ -84,5 +85,16 @@ void spin_init(struct spin *s, enum spin_mode mode);
  * (false) when app_stop is set.
  */
 bool spin_run(struct spin *s, uint64_t cpu_ns);
+
+/* stamps.c — the application's own record of its iterations (--stamps FILE) */
+struct stamps;
+/* Creates path for "ITERATION MONOTONIC_NS" lines; NULL path: NULL (recording off). Ends the
+ * program (app_fail) when the file cannot be created. */
+struct stamps *stamps_open(const char *path);
+/* Records the end of the next iteration at now_ns (CLOCK_MONOTONIC). NULL: nothing. Writes at
+ * most once a second. */
+void stamps_add(struct stamps *s, uint64_t now_ns);
+/* Writes what is held and closes; accepts NULL, clears *s. */
+void stamps_close(struct stamps **s);
 
 #endif

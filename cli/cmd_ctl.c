@@ -33,8 +33,8 @@ void ctladmin_usage(FILE *f)
 	fputs("  rate JOB PERCENT                    set a job's target (% of its full speed)\n"
 	      "  job list [--json]\n"
 	      "  job show JOB [--json]\n"
-	      "  job set JOB [--algorithm linear|adaptive] [--aggregate slowest|mean]\n"
-	      "              [--epsilon POINTS] [--rmax UNITS_PER_S (0: measure)]\n"
+	      "  job set JOB [--algorithm floating|adaptive|linear] [--aggregate slowest|mean]\n"
+	      "              [--epsilon POINTS] [--rmax UNITS_PER_S (0: measure)] [--u-max PCT]\n"
 	      "              [--delta-period DUR] [--min-period DUR] [--min-slice DUR]\n"
 	      "              [--initial-period DUR]\n"
 	      "  node list [--json]\n"
@@ -222,6 +222,15 @@ static void json_job(FILE *f, const struct padm_job *j, const char *indent)
 	        padm_class_name(j->klass), (unsigned long long)j->misses,
 	        (unsigned long long)j->evaluations, (unsigned long long)j->changes);
 	json_str(f, j->reason);
+	fputs(", \"u_pct\": ", f);
+	json_num(f, j->u_pct);
+	fputs(", \"efficiency\": ", f);
+	json_num(f, j->eff);
+	fputs(", \"need_u_pct\": ", f);
+	json_num(f, j->need_u_pct);
+	fputs(", \"u_max_pct\": ", f);
+	json_num(f, j->u_max_pct);
+	fprintf(f, ", \"floor_ns\": %llu", (unsigned long long)j->floor);
 }
 
 static void json_node(FILE *f, const struct padm_node *n)
@@ -393,13 +402,26 @@ static void show_text(const struct padm_reply *rep)
 		       100.0 * (double)j->slice / (double)j->period, (unsigned long long)j->gen);
 	else
 		printf("  constraint: none (runs as the agents placed it)\n");
-	printf("  algorithm: %s, aggregate: %s, epsilon %g points, delta period %s,\n"
-	       "  smallest period %s, smallest slice %s, initial period %s\n",
-	       padm_algo_name(j->algo), padm_agg_name(j->agg), j->eps_pct,
-	       duration_format(j->delta_period, a, sizeof(a)),
-	       duration_format(j->min_period, b, sizeof(b)),
-	       duration_format(j->min_slice, c, sizeof(c)),
-	       duration_format(j->initial_period, d, sizeof(d)));
+	if (!isnan(j->eff))
+		printf("  efficiency: %.2f (rate %.1f%% for U %.1f%%: %s its share)\n", j->eff,
+		       j->current_pct, j->u_pct,
+		       j->eff > 1.005   ? "faster than"
+		       : j->eff < 0.995 ? "slower than"
+		                        : "at");
+	if (!isnan(j->need_u_pct))
+		printf("  needs U %.1f%% for its target (holds at most %g%%)\n", j->need_u_pct,
+		       j->u_max_pct);
+	if (j->floor)
+		printf("  period floor of its nodes: %s\n",
+		       duration_format(j->floor, a, sizeof(a)));
+	printf(
+	    "  algorithm: %s, aggregate: %s, epsilon %g points, U at most %g%%, delta period %s,\n"
+	    "  smallest period %s, smallest slice %s, initial period %s\n",
+	    padm_algo_name(j->algo), padm_agg_name(j->agg), j->eps_pct, j->u_max_pct,
+	    duration_format(j->delta_period, a, sizeof(a)),
+	    duration_format(j->min_period, b, sizeof(b)),
+	    duration_format(j->min_slice, c, sizeof(c)),
+	    duration_format(j->initial_period, d, sizeof(d)));
 	printf("  ranks %u on %u node(s), iterations %llu, changes %llu, misses %llu, "
 	       "memory %s MB/s, network %s MB/s, class %s\n",
 	       j->nranks, j->nnodes, (unsigned long long)j->evaluations,
@@ -481,7 +503,8 @@ int cmd_job_set(const char *vsched_endpoint, int argc, char **argv)
 	struct cli_opt opts[] = {
 	    {"algorithm", true, NULL}, {"aggregate", true, NULL},      {"epsilon", true, NULL},
 	    {"rmax", true, NULL},      {"delta-period", true, NULL},   {"min-period", true, NULL},
-	    {"min-slice", true, NULL}, {"initial-period", true, NULL}, {NULL, false, NULL},
+	    {"min-slice", true, NULL}, {"initial-period", true, NULL}, {"u-max", true, NULL},
+	    {NULL, false, NULL},
 	};
 	struct padm_request q = {.type = PADM_JOB_SET};
 	struct padm_reply rep;
@@ -495,7 +518,8 @@ int cmd_job_set(const char *vsched_endpoint, int argc, char **argv)
 	job_name_arg("job set", pos[0], q.job);
 	if ((v = args_opt(opts, "algorithm")->value) != NULL) {
 		if (padm_algo_parse(v, &q.algo) != 0)
-			args_fail("job set", "--algorithm '%s': must be linear or adaptive", v);
+			args_fail("job set",
+			          "--algorithm '%s': must be floating, adaptive or linear", v);
 		q.mask |= PADM_SET_ALGO;
 	}
 	if ((v = args_opt(opts, "aggregate")->value) != NULL) {
@@ -529,6 +553,14 @@ int cmd_job_set(const char *vsched_endpoint, int argc, char **argv)
 	if ((v = args_opt(opts, "initial-period")->value) != NULL) {
 		q.initial_period = args_duration("job set", "initial-period", v, false);
 		q.mask |= PADM_SET_INITIAL_PERIOD;
+	}
+	if ((v = args_opt(opts, "u-max")->value) != NULL) {
+		double u = number_arg("job set", "--u-max", v, false);
+		if (!(u > 0 && u <= 100))
+			args_fail("job set", "--u-max '%s': must be in (0, 100] percent of a CPU",
+			          v);
+		q.u_max_milli = (int32_t)(u * 1000.0 + 0.5);
+		q.mask |= PADM_SET_U_MAX;
 	}
 	if (q.mask == 0)
 		args_fail("job set", "nothing to set (see vschedctl --help)");

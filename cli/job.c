@@ -133,7 +133,7 @@ static void mpi_dirs(char *buf, size_t len)
 
 /*
  * --mpi: sets LD_PRELOAD (the interposer appended: a preload the user set stays first)
- * and VSCHED_PROGRESS for cmd. Returns 0, or CTL_EXIT_FAIL after one line on stderr.
+ * and VSCHED_PROGRESS for cmd. Returns 0, or CLI_EXIT_FAIL after one line on stderr.
  */
 static int setup_mpi(const char *cmd, const char *progress)
 {
@@ -147,7 +147,7 @@ static int setup_mpi(const char *cmd, const char *progress)
 	mpi_dirs(dirs, sizeof(dirs));
 	if (mpi_find_interposer(cmd, dirs, lib, sizeof(lib), why, sizeof(why)) != 0) {
 		fprintf(stderr, "vschedctl: job run: --mpi: %s\n", why);
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	mpiprog_format(&p, mode, sizeof(mode));
 	if (old != NULL && *old != '\0')
@@ -157,7 +157,7 @@ static int setup_mpi(const char *cmd, const char *progress)
 	if (rc < 0 || setenv("LD_PRELOAD", pre, 1) != 0 ||
 	    setenv("VSCHED_PROGRESS", mode, 1) != 0) {
 		fprintf(stderr, "vschedctl: job run: setenv: %s\n", strerror(errno));
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	free(pre);
 	return 0;
@@ -211,7 +211,7 @@ static int job_run(const char *endpoint, int argc, char **argv)
 	if (opts[5].value != NULL && opts[4].value == NULL)
 		args_fail("job run", "--progress is for MPI programs: give --mpi too");
 	if (opts[4].value != NULL && setup_mpi(cmd[0], opts[5].value) != 0)
-		return CTL_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 
 	snprintf(rankbuf, sizeof(rankbuf), "%ld", r);
 	if (setenv("VSCHED_JOB", job, 1) != 0 || setenv("VSCHED_RANK", rankbuf, 1) != 0 ||

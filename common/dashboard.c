@@ -3,10 +3,12 @@
  * the clock or the environment. No libm (vschedctl does not link it).
  *
  * Job table (79 columns), one row per job:
- *   JOB RNK TGT% CUR% ERR PERIOD SLICE U% STATE MEM NET CLS MISS
+ *   JOB RNK TGT% CUR% ERR U% EFF PERIOD STATE MEM NET CLS MISS
  *   = JOB, RANKS, TARGET%, CURRENT% (of R_max; '*' after it: R_max not measured or given
- *   yet), ERR (points), PERIOD, SLICE, U% (slice/period), STATE, MEM MB/s, NET MB/s,
- *   CLASS (devil/semi-devil/turtle), MISSES (deadline misses, sum over ranks).
+ *   yet), ERR (points), U% (slice/period: with the floating algorithm not the target),
+ *   EFF (efficiency, CUR% / U%: above 1 the job runs faster than its share), PERIOD,
+ *   STATE, MEM MB/s, NET MB/s, CLASS (devil/semi-devil/turtle), MISSES (deadline misses,
+ *   sum over ranks). Below the table, one line per rejected or unreachable job: why.
  * Node table, one row per node:
  *   NODE CPUs SUM-U MEM MB/s used/cap NET MB/s used/cap STATE JOBS LAST-HB
  */
@@ -106,9 +108,9 @@ static const char *cut(const char *s, int width, char *buf, size_t len)
 	return buf;
 }
 
-/* 11+4+4+4+5+6+5+4+6+5+5+4+4 characters and 12 blanks: 79 columns */
+/* 11+4+4+4+5+4+4+6+6+5+5+4+4 characters and 12 blanks: 78 columns */
 #define NSEC_PER_MS_DASH 1000000ULL
-#define JOB_FMT          "%-11s %4s %4s %4s %5s %6s %5s %4s %-6s %5s %5s %-4s %4s\n"
+#define JOB_FMT          "%-11s %4s %4s %4s %5s %4s %4s %6s %-6s %5s %5s %-4s %4s\n"
 
 static const char *state_abbrev(uint8_t st)
 {
@@ -151,9 +153,23 @@ static const char *err(double v, char *buf, size_t len)
 	return buf;
 }
 
+/* An efficiency in 4 characters: "0.83", "1.21", "12.5", "99+"; "-" when not known. */
+static const char *eff(double v, char *buf, size_t len)
+{
+	if (isnan(v) || v < 0)
+		text_fmt(buf, len, "-");
+	else if (v < 9.995)
+		text_fmt(buf, len, "%.2f", v);
+	else if (v < 99.95)
+		text_fmt(buf, len, "%.1f", v);
+	else
+		text_fmt(buf, len, "99+");
+	return buf;
+}
+
 static void job_row(FILE *f, const struct padm_job *j)
 {
-	char name[16], rnk[16], tgt[16], cur[24], e[16], per[16], sl[16], u[16], mem[16], net[16],
+	char name[16], rnk[16], tgt[16], cur[24], e[16], per[16], u[16], ef[16], mem[16], net[16],
 	    miss[16];
 
 	if (j->target_milli > 0)
@@ -168,8 +184,8 @@ static void job_row(FILE *f, const struct padm_job *j)
 	else
 		text_fmt(u, sizeof(u), "-");
 	fprintf(f, JOB_FMT, cut(j->name, 11, name, sizeof(name)),
-	        dash_count(j->nranks, rnk, sizeof(rnk)), tgt, cur, err(j->err_pct, e, sizeof(e)),
-	        dash_dur(j->period, per, sizeof(per)), dash_dur(j->slice, sl, sizeof(sl)), u,
+	        dash_count(j->nranks, rnk, sizeof(rnk)), tgt, cur, err(j->err_pct, e, sizeof(e)), u,
+	        eff(j->eff, ef, sizeof(ef)), dash_dur(j->period, per, sizeof(per)),
 	        state_abbrev(j->state), dash_mbs(j->mem_bps, mem, sizeof(mem)),
 	        dash_mbs(j->net_bps, net, sizeof(net)), class_abbrev(j->klass),
 	        dash_count(j->misses, miss, sizeof(miss)));
@@ -215,7 +231,7 @@ static void node_row(FILE *f, const struct padm_node *n)
 
 void dash_jobs(FILE *f, const struct padm_reply *r)
 {
-	fprintf(f, JOB_FMT, "JOB", "RNK", "TGT%", "CUR%", "ERR", "PERIOD", "SLICE", "U%", "STATE",
+	fprintf(f, JOB_FMT, "JOB", "RNK", "TGT%", "CUR%", "ERR", "U%", "EFF", "PERIOD", "STATE",
 	        "MEM", "NET", "CLS", "MISS");
 	if (r->njobs == 0)
 		fprintf(f, "(no jobs)\n");
@@ -260,6 +276,6 @@ void dash_render(FILE *f, const struct padm_reply *r, const char *title, const c
 	dash_jobs(f, r);
 	fputc('\n', f);
 	dash_nodes(f, r);
-	fprintf(f, "\nTGT/CUR%%: of R_max (* = R_max not known yet)  ERR: points  "
+	fprintf(f, "\nTGT/CUR%%: of R_max (* = not known yet)  ERR: points  EFF: CUR/U  "
 	           "MEM/NET: MB/s\n");
 }

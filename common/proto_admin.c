@@ -137,7 +137,7 @@ static int request_body(const struct padm_request *q)
 		if ((q->mask & ~PADM_SET_ALL) != 0 || q->algo > PADM_ALGO_MAX ||
 		    q->agg > PADM_AGG_MAX || !isfinite(q->r_max))
 			return -EINVAL;
-		return (int)(1 + n + 2 + 1 + 1 + 4 + 8 + 4 * 8);
+		return (int)(1 + n + 2 + 1 + 1 + 4 + 8 + 4 * 8 + 4);
 	default:
 		return -EINVAL;
 	}
@@ -172,6 +172,7 @@ int padm_encode_request(const struct padm_request *q, uint8_t *buf, size_t cap)
 		wire_put_u64(&w, q->min_period);
 		wire_put_u64(&w, q->min_slice);
 		wire_put_u64(&w, q->initial_period);
+		wire_put_i32(&w, q->u_max_milli);
 		break;
 	default:
 		break;
@@ -267,6 +268,7 @@ int padm_decode_request(const uint8_t *buf, size_t len, struct padm_request *out
 			q.min_period = get_u64(&r);
 			q.min_slice = get_u64(&r);
 			q.initial_period = get_u64(&r);
+			q.u_max_milli = get_i32(&r);
 		}
 		break;
 	default:
@@ -309,7 +311,8 @@ static bool job_ok(const struct padm_job *j)
 	return text_name_ok(j->name) && j->state <= PADM_ST_MAX && j->algo <= PADM_ALGO_MAX &&
 	       j->agg <= PADM_AGG_MAX && (j->flags & ~PADM_JF_ALL) == 0 &&
 	       j->klass <= PADM_CLASS_MAX && measure_ok(j->current_pct) && measure_ok(j->err_pct) &&
-	       isfinite(j->r_max) && isfinite(j->eps_pct) &&
+	       isfinite(j->r_max) && isfinite(j->eps_pct) && measure_ok(j->u_pct) &&
+	       measure_ok(j->eff) && measure_ok(j->need_u_pct) && isfinite(j->u_max_pct) &&
 	       reason_ok(j->reason, strnlen(j->reason, PADM_REASON_MAX));
 }
 
@@ -418,6 +421,11 @@ static void put_job(struct wire_w *w, const struct padm_job *j)
 	wire_put_u64(w, j->misses);
 	wire_put_u64(w, j->evaluations);
 	wire_put_u64(w, j->changes);
+	put_f64(w, j->u_pct);
+	put_f64(w, j->eff);
+	put_f64(w, j->need_u_pct);
+	put_f64(w, j->u_max_pct);
+	wire_put_u64(w, j->floor);
 	put_str(w, j->reason, PADM_REASON_MAX);
 }
 
@@ -448,6 +456,11 @@ static void get_job(struct rd *r, struct padm_job *j, bool *strs)
 	j->misses = get_u64(r);
 	j->evaluations = get_u64(r);
 	j->changes = get_u64(r);
+	j->u_pct = get_f64(r);
+	j->eff = get_f64(r);
+	j->need_u_pct = get_f64(r);
+	j->u_max_pct = get_f64(r);
+	j->floor = get_u64(r);
 	*strs &= get_str(r, j->reason, PADM_REASON_MAX);
 }
 
@@ -772,7 +785,7 @@ const char *padm_state_name(uint8_t state)
 	return state <= PADM_ST_MAX ? names[state] : "?";
 }
 
-const char *const padm_algo_names[] = {"linear", "adaptive", NULL};
+const char *const padm_algo_names[] = {"linear", "adaptive", "floating", NULL};
 const char *const padm_agg_names[] = {"slowest", "mean", NULL};
 
 const char *padm_algo_name(uint8_t algo)

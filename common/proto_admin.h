@@ -19,7 +19,8 @@
  *   JOB_SHOW   str job                                  one job, its ranks
  *   SET_RATE   str job, i32 target_milli                the job's target, % of R_max
  *   JOB_SET    str job, u16 mask, u8 algo, u8 agg, i32 eps_milli, f64 r_max,
- *              u64 delta_period, u64 min_period, u64 min_slice, u64 initial_period
+ *              u64 delta_period, u64 min_period, u64 min_slice, u64 initial_period,
+ *              i32 u_max_milli
  *              (only the fields whose PADM_SET_* bit is in mask are changed; r_max 0 =
  *              calibrate again)
  * Reply (REPLY), to every request:
@@ -46,7 +47,7 @@
 #include "text.h"
 
 #define PADM_MAGIC       'A'
-#define PADM_VERSION     2             /* 2: the plan of JOB_SHOW (coschedule mode) */
+#define PADM_VERSION     3 /* 3: floating U (u_max, the job's U, efficiency, need, floor) */
 #define PADM_NAME_MAX    TEXT_NAME_MAX /* job and node names: text_name_ok() */
 #define PADM_REASON_MAX  200           /* reasons, bytes */
 #define PADM_MAX_RECORDS 8192          /* of each kind in a reply */
@@ -77,7 +78,8 @@ enum padm_state {
 enum padm_algo {
 	PADM_ALGO_LINEAR = 0, /* paper 004 Sect. 4 */
 	PADM_ALGO_ADAPTIVE = 1,
-	PADM_ALGO_MAX = 1,
+	PADM_ALGO_FLOATING = 2, /* U controlled (the default) */
+	PADM_ALGO_MAX = 2,
 };
 
 enum padm_agg {
@@ -109,7 +111,8 @@ enum padm_class {
 #define PADM_SET_MIN_PERIOD     0x0020
 #define PADM_SET_MIN_SLICE      0x0040
 #define PADM_SET_INITIAL_PERIOD 0x0080
-#define PADM_SET_ALL            0x00ff
+#define PADM_SET_U_MAX          0x0100
+#define PADM_SET_ALL            0x01ff
 
 /* padm_plan.flags */
 #define PADM_PF_ON         0x01 /* the controller runs in coschedule mode */
@@ -153,6 +156,7 @@ struct padm_request {
 	int32_t eps_milli;
 	double r_max;
 	uint64_t delta_period, min_period, min_slice, initial_period;
+	int32_t u_max_milli; /* the most U the job may hold, thousandths of a percent */
 };
 
 struct padm_job {
@@ -177,9 +181,14 @@ struct padm_job {
 	uint64_t misses;                  /* deadline misses, sum over ranks */
 	uint64_t evaluations;             /* control iterations */
 	uint64_t changes;                 /* constraint changes */
-	char reason[PADM_REASON_MAX + 1]; /* why rejected, or the last event */
+	double u_pct;                     /* U = slice/period of the constraint in force (NaN) */
+	double eff;                       /* efficiency: current_pct / u_pct (NaN: not known) */
+	double need_u_pct;                /* unreachable: the U the target needs (NaN: reachable) */
+	double u_max_pct;                 /* the most U the job may hold */
+	uint64_t floor;                   /* the period floor of its nodes, ns (0: none) */
+	char reason[PADM_REASON_MAX + 1]; /* why rejected or not on target, or the last event */
 };
-#define PADM_JOB_FIXED (5 + 4 + 2 + 4 + 4 * 8 + 6 * 8 + 6 * 8)
+#define PADM_JOB_FIXED (5 + 4 + 2 + 4 + 4 * 8 + 6 * 8 + 6 * 8 + 4 * 8 + 8)
 
 struct padm_node {
 	char name[PADM_NAME_MAX + 1];
@@ -250,7 +259,7 @@ const char *padm_state_name(uint8_t state);
  * of them (config keys, state file, vschedctl, the control library). */
 extern const char *const padm_algo_names[];
 extern const char *const padm_agg_names[];
-const char *padm_algo_name(uint8_t algo); /* "linear", "adaptive"; "?" out of range */
+const char *padm_algo_name(uint8_t algo); /* "linear", "adaptive", "floating"; "?" out of range */
 const char *padm_agg_name(uint8_t agg);   /* "slowest", "mean" */
 const char *padm_class_name(uint8_t c);   /* "unknown", "turtle", "semidevil", "devil" */
 /* Parses names as printed above. Return 0 or -EINVAL. */

@@ -195,7 +195,7 @@ static void on_node_msg(struct ctld *d, int i, const struct pctl_msg *m, mono_ns
 		reports_bw(d, i, &m->u.bw, now);
 		break;
 	case PCTL_TASK_STATS:
-		reports_stats(d, i, &m->u.stats);
+		reports_stats(d, i, &m->u.stats, now);
 		break;
 	case PCTL_CONSTRAINT_ACK:
 		txn_on_ack(d, i, &m->u.cack, now);

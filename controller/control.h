@@ -3,23 +3,31 @@
  * Pure decision logic: no sockets, no threads, no clock reads (the caller passes `now`),
  * no allocation after control_job_init() (the per-report path never allocates).
  *
- * Source: Lin, Sundararaj, Dinda 2008 (papers/004), Sect. 4; DESIGN.md §5.1.
- * Every job has a target r_target (% of R_max) and is given (period, slice) with
- *     U = slice / period = r_target / 100            (asserted on every decision)
- * On every job-level rate report or target change the error e = r_current - r_target
- * (percentage points) drives the choice of the period:
- *   - CONTROL_ALGO_LINEAR: the paper's algorithm exactly (see control_linear.c);
- *   - CONTROL_ALGO_ADAPTIVE: fewer iterations: drops reports measured under an older
- *     constraint, averages reports once in band (hysteresis), remembers per job which
- *     periods gave which error at which U and jumps straight to a known-good period on a
- *     target change, and searches the period geometrically then by golden section
+ * Source: Lin, Sundararaj, Dinda 2008 (papers/004), Sect. 4; DESIGN.md §5.1; docs/control.md.
+ * Every job has a target r_target (% of R_max); the error e = r_current - r_target
+ * (percentage points) drives its constraint (period, slice), U = slice / period:
+ *   - CONTROL_ALGO_FLOATING (default): U is the controlled variable. The job's rate as a
+ *     function of U at the current period is learnt online (slope fit over recent
+ *     evaluations, efficiency r/U before there are two), and U moves to where the measured
+ *     rate equals the target, within [min_slice/period, min(u_max, admission limit)]; the
+ *     period is searched only for efficiency (the largest rate at the same U), never below
+ *     the nodes' floor (see control_floating.c);
+ *   - CONTROL_ALGO_LINEAR: the paper's algorithm exactly, U = r_target (control_linear.c);
+ *   - CONTROL_ALGO_ADAPTIVE: U = r_target, fewer iterations: drops reports measured under
+ *     an older constraint, averages reports once in band (hysteresis), remembers per job
+ *     which periods gave which error at which U and jumps straight to a known-good period on
+ *     a target change, and searches the period geometrically then by golden section
  *     (see control_adaptive.c).
- * Exception to the invariant: while R_max is being calibrated the job runs at U = 1.
+ * linear and adaptive keep U = r_target / 100 (asserted by the tests on every decision).
+ * Every algorithm runs a job at U = 1 while R_max is being calibrated.
  *
  * A job has `nranks` ranks, each reporting (units, interval) on its own; a job-level
- * "report" (one control iteration) happens when every rank has reported since the last
- * one (or after round_timeout_ns with at least one rank). The job's rate is the slowest
- * rank's (default, a BSP job runs at the speed of its slowest process) or the mean.
+ * "report" (one control iteration, an evaluation) happens when every rank has reported
+ * since the last one (or after round_timeout_ns with at least one rank); with floating, an
+ * evaluation also spans at least control_floating_eval_len() of wall time, and a rank's rate
+ * is its units over the intervals of all its reports in it (whole application iterations:
+ * libapprate reports at progress calls). The job's rate is the slowest rank's (default, a
+ * BSP job runs at the speed of its slowest process) or the mean.
  */
 #ifndef VSCHED_CONTROL_H
 #define VSCHED_CONTROL_H
@@ -36,9 +44,11 @@
 #define CONTROL_AVG_MAX   8  /* at most this many reports averaged (adaptive) */
 
 enum control_algo {
-	CONTROL_ALGO_LINEAR = 0,
-	CONTROL_ALGO_ADAPTIVE = 1,
+	CONTROL_ALGO_LINEAR = 0,   /* paper 004, U = target */
+	CONTROL_ALGO_ADAPTIVE = 1, /* U = target, faster period search */
+	CONTROL_ALGO_FLOATING = 2, /* U controlled, period searched for efficiency (default) */
 };
+#define CONTROL_ALGO_COUNT 3
 
 enum control_agg {
 	CONTROL_AGG_SLOWEST = 0, /* job rate = min over ranks */
@@ -75,6 +85,10 @@ enum control_reason {
 	CONTROL_R_SEARCH,     /* adaptive: next probe of the period search */
 	CONTROL_R_BEST,       /* adaptive: search exhausted, moved to the best period seen */
 	CONTROL_R_ROLLBACK,   /* control_reject(): back to the constraint before */
+	CONTROL_R_USTEP,      /* floating: U moved towards the target */
+	CONTROL_R_PROBE,      /* floating: a neighbouring period tried for efficiency */
+	CONTROL_R_LIMIT,      /* floating: U cut to what admission allows */
+	CONTROL_R_FLOOR,      /* the period raised to the nodes' floor */
 };
 
 /* How R_max is obtained when params.r_max is 0. */
@@ -112,6 +126,12 @@ struct control_params {
 	                              leaves the band at once; default 3 */
 	uint32_t osc_window;       /* evaluations looked at; default 16 (<= CONTROL_HIST_SIZE) */
 	uint32_t osc_count;        /* band exits or sign flips that make it oscillating; 3 */
+	double u_max_pct;      /* floating: the most U the job may hold, (0, 100]; default 100 */
+	uint32_t eval_periods; /* floating: an evaluation spans at least this many periods; 4 */
+	mono_ns eval_min_ns;   /* floating: ... and at least this long; default 0 */
+	mono_ns eval_max_ns;   /* floating: the noise-driven evaluation length stops here; 8 s */
+	mono_ns u_slot_ns;     /* floating: U in whole slots of this length per period (the
+	                          co-scheduling slot q); 0: continuous (default) */
 };
 
 struct control_decision {
@@ -124,10 +144,13 @@ struct control_decision {
 	double err_pct;  /* e of the latest evaluation (NAN if none yet); a kept decision
 	                    for a stale or waiting report carries the previous one */
 	double rate_pct; /* r_current of the latest evaluation (NAN if none yet) */
+	double u_pct;    /* U = slice/period of the constraint in force, percent */
 };
 
 struct control_rank {
-	double rate;    /* units/s of the last accepted report */
+	double rate;    /* units/s of the last accepted report (floating: over the round) */
+	double units;   /* floating: units reported in this round */
+	mono_ns ivl;    /* floating: and the intervals they cover */
 	mono_ns end;    /* when it was received */
 	uint32_t round; /* round in which it last reported */
 	bool seen;      /* reported at least once */
@@ -155,6 +178,38 @@ enum control_search {
 	CONTROL_S_PARKED,   /* exhausted: sitting at the best period */
 };
 
+#define CONTROL_FPTS 6 /* floating: evaluations kept for the slope fit */
+
+struct control_fpoint {
+	double u, r; /* U and the rate measured there, percent */
+};
+
+enum control_fsearch {
+	CONTROL_FS_NONE = 0, /* holding the period, moving U */
+	CONTROL_FS_PROBE,    /* measuring a neighbouring period at the same U */
+};
+
+/* The floating algorithm's state (control_floating.c). */
+struct control_float {
+	double u_limit_pct; /* the most U admission allows now (control_set_u_limit); 100: none */
+	double slope;       /* dr/dU at the current period (points per point); 0: not known */
+	struct control_fpoint pts[CONTROL_FPTS]; /* evaluations at the current period (ring) */
+	uint32_t npts, pts_pos;
+	double noise_pct;    /* s.d. of one evaluation's rate, points */
+	double prev_e;       /* previous evaluation's error at this constraint and target (NAN) */
+	uint32_t win_mult;   /* evaluation length multiplier, 1..: doubled while noisy */
+	uint32_t settled;    /* consecutive evaluations inside the dead band */
+	uint32_t steps;      /* U steps at the current period */
+	bool full_step;      /* the last step was against a real change (beyond 3 dead bands) */
+	double need_u_pct;   /* unreachable: the U the model says the target needs (NAN) */
+	uint8_t search;      /* enum control_fsearch */
+	int8_t dir;          /* probing direction: -1 finer, +1 coarser */
+	bool searched;       /* the period search is done (until the floor moves) */
+	bool improved;       /* a probe of this search beat the start */
+	mono_ns best_period; /* the search's best period so far and the U it needs */
+	double best_u;
+};
+
 /* One job's controller state. Owned by the caller; initialise with control_job_init(),
  * release with control_job_fini(). Plain data, no hidden pointers except `ranks`. */
 struct control_job {
@@ -167,6 +222,7 @@ struct control_job {
 	mono_ns period_ns, slice_ns;
 	uint32_t gen;      /* constraint generation */
 	mono_ns gen_start; /* when the current constraint was decided */
+	mono_ns floor_ns;  /* the nodes' period floor (control_set_floor); 0: none */
 	enum control_state state;
 	bool rejected;    /* node refused; cleared by the next accepted change */
 	bool unreachable; /* no period reaches the target (search exhausted / 2 sweeps) */
@@ -223,6 +279,8 @@ struct control_job {
 	double s_gx1, s_gx2;       /* golden section interior points */
 	double s_ge1, s_ge2;
 	uint32_t s_steps;
+
+	struct control_float fl;
 };
 
 /* control_core.c */
@@ -263,7 +321,21 @@ void control_reject(struct control_job *job, mono_ns now, struct control_decisio
 const char *control_state_name(enum control_state s);
 const char *control_reason_name(enum control_reason r);
 const char *control_algo_name(enum control_algo a);
-/* Parses "linear"/"adaptive". Returns 0 or -EINVAL. */
+/* Sets the nodes' period floor (the smallest period every node of the job serves with
+ * < 1 % misses; 0: the params' min_period). A constraint below it moves up at once. Returns
+ * 0 and a decision, or -EINVAL. */
+int control_set_floor(struct control_job *job, mono_ns floor_ns, mono_ns now,
+                      struct control_decision *out);
+/* Floating: the most U admission allows the job now (percent, (0, 100]). A U above it is cut
+ * at once (CONTROL_R_LIMIT). Other algorithms keep U = target: -EINVAL. */
+int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
+                        struct control_decision *out);
+/* The constraint in force took effect at `at` (e.g. windows committed after the decision):
+ * reports measured before it are stale, the round starts again there. */
+void control_restart_round(struct control_job *job, mono_ns at);
+/* The job's U in force, percent. */
+double control_u_pct(const struct control_job *job);
+/* Parses "linear"/"adaptive"/"floating". Returns 0 or -EINVAL. */
 int control_algo_parse(const char *s, enum control_algo *out);
 
 /* control_step.c: internal, shared by control_*.c */
@@ -287,5 +359,22 @@ void control_adaptive_eval(struct control_job *job, double e, mono_ns now,
 void control_adaptive_target(struct control_job *job, double old_pct, mono_ns now,
                              struct control_decision *out);
 void control_adaptive_reset(struct control_job *job);
+
+/* control_floating.c */
+void control_floating_init(struct control_job *job);
+/* Wall time an evaluation must span at the current constraint. */
+mono_ns control_floating_eval_len(const struct control_job *job);
+void control_floating_eval(struct control_job *job, double e, mono_ns now,
+                           struct control_decision *out);
+void control_floating_target(struct control_job *job, mono_ns now, struct control_decision *out);
+/* After the floor or the limit moved: re-place the constraint inside the bounds. */
+void control_floating_bounds(struct control_job *job, enum control_reason why, mono_ns now,
+                             struct control_decision *out);
+/* control_reject() for a floating job: a refused rise of U caps it where it was. */
+void control_floating_rejected(struct control_job *job, double refused_u_pct);
+/* U for a first constraint at the target: the target, within the floating bounds. */
+double control_start_u(const struct control_job *job);
+/* In the dead band (held, not stepped) on the last evaluation. */
+bool control_floating_inband(const struct control_job *job);
 
 #endif

@@ -1,14 +1,16 @@
 /*
- * Controller core: job state, rank aggregation, R_max calibration, the U = target
- * invariant, state classification. The per-algorithm decisions are in control_linear.c
- * (paper 004 Sect. 4.2, exactly) and control_adaptive.c; both apply them through
- * control_step.c.
+ * Controller core: job state, rank aggregation, R_max calibration, state classification.
+ * The per-algorithm decisions are in control_floating.c (U controlled, the default),
+ * control_linear.c (paper 004 Sect. 4.2, exactly) and control_adaptive.c; all apply them
+ * through control_step.c (the constraint invariant: slice = U * period, 0 < slice <= period).
  *
  * Rounds. A job-level report ("evaluation", one control iteration) is made when every rank
  * has reported at least once since the previous evaluation, or, if round_timeout_ns is set,
  * when that long has passed with at least one rank reported (missing ranks are left out).
  * A rank that reports twice in a round replaces its rate. The job rate is the minimum over
- * the ranks of the round (slowest, default) or their mean.
+ * the ranks of the round (slowest, default) or their mean. With floating, a round also lasts
+ * at least control_floating_eval_len() and a rank's rate is the sum of its units over the
+ * sum of its intervals in the round.
  *
  * States (control_classify()):
  *   CALIBRATING  R_max unknown and being measured at U = 1.
@@ -21,7 +23,9 @@
  *                osc_count times; or (linear) the search was reset to the initial period
  *                after the job had been in band since the last target change, and the
  *                band has not been regained yet (the paper's Fig. 5 cycles).
- *   STABLE       the last evaluation was judged in band (kept the schedule).
+ *   STABLE       the last evaluation was judged in band (kept the schedule); floating:
+ *                the mean error of the last (2 to 4) evaluations since the target was
+ *                set is within eps, and none is off by more than 2 eps.
  *   CONVERGING   otherwise: out of band, or no evaluation under the current constraint yet.
  */
 #include <errno.h>
@@ -35,18 +39,19 @@
 
 /* The algorithms' names are the admin protocol's (padm_algo_names) */
 _Static_assert((int)CONTROL_ALGO_LINEAR == PADM_ALGO_LINEAR &&
-                   (int)CONTROL_ALGO_ADAPTIVE == PADM_ALGO_ADAPTIVE,
+                   (int)CONTROL_ALGO_ADAPTIVE == PADM_ALGO_ADAPTIVE &&
+                   (int)CONTROL_ALGO_FLOATING == PADM_ALGO_FLOATING,
                "enum control_algo = enum padm_algo");
 
 void control_params_default(struct control_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->algo = CONTROL_ALGO_ADAPTIVE;
+	p->algo = CONTROL_ALGO_FLOATING;
 	p->agg = CONTROL_AGG_SLOWEST;
 	p->calib = CONTROL_CALIB_RUN;
 	p->nranks = 1;
 	p->target_pct = 0;
-	p->epsilon_pct = 3.0;
+	p->epsilon_pct = 2.0; /* the band floating holds (docs/control.md) */
 	p->r_max = 0;
 	p->delta_period_ns = 2 * NSEC_PER_MSEC;
 	p->min_period_ns = 1 * NSEC_PER_MSEC;
@@ -61,13 +66,17 @@ void control_params_default(struct control_params *p)
 	p->noise_pct = 0.5;
 	p->osc_window = 16;
 	p->osc_count = 3;
+	p->u_max_pct = 100.0;
+	p->eval_periods = 4;
+	p->eval_min_ns = 0;
+	p->eval_max_ns = 8 * NSEC_PER_SEC;
 }
 
 int control_params_check(const struct control_params *p)
 {
 	if (!p)
 		return -EINVAL;
-	if (p->algo != CONTROL_ALGO_LINEAR && p->algo != CONTROL_ALGO_ADAPTIVE)
+	if ((unsigned)p->algo >= CONTROL_ALGO_COUNT)
 		return -EINVAL;
 	if (p->agg != CONTROL_AGG_SLOWEST && p->agg != CONTROL_AGG_MEAN)
 		return -EINVAL;
@@ -97,6 +106,13 @@ int control_params_check(const struct control_params *p)
 		return -EINVAL;
 	if (p->osc_window < 2 || p->osc_window > CONTROL_HIST_SIZE || p->osc_count < 1)
 		return -EINVAL;
+	if (!isfinite(p->u_max_pct) || p->u_max_pct <= 0 || p->u_max_pct > 100)
+		return -EINVAL;
+	if (p->eval_periods < 1 || p->eval_periods > 1000 || p->eval_max_ns < p->eval_min_ns ||
+	    p->eval_max_ns > 3600ULL * NSEC_PER_SEC)
+		return -EINVAL;
+	if (p->u_slot_ns > p->min_period_ns)
+		return -EINVAL; /* at least one slot in every period searched */
 	if (p->target_pct > 0 &&
 	    control_slice_for(p->initial_period_ns, p->target_pct) < p->min_slice_ns)
 		return -EINVAL;
@@ -129,12 +145,14 @@ int control_job_init(struct control_job *job, const struct control_params *p, mo
 	job->round_start = now;
 	job->gen_start = now;
 	job->state = CONTROL_CONVERGING;
+	control_floating_init(job);
 
 	if (job->r_max == 0 && p->calib == CONTROL_CALIB_RUN) {
 		job->state = CONTROL_CALIBRATING;
 		control_apply(job, p->initial_period_ns, 100.0, now, CONTROL_R_CALIBRATE, out);
 	} else if (job->target_pct > 0) {
-		control_apply(job, p->initial_period_ns, job->target_pct, now, CONTROL_R_INIT, out);
+		control_apply(job, p->initial_period_ns, control_start_u(job), now, CONTROL_R_INIT,
+		              out);
 	} else {
 		/* no target: unconstrained (U = 1) until one is set */
 		control_apply(job, p->initial_period_ns, 100.0, now, CONTROL_R_NOTARGET, out);
@@ -214,6 +232,25 @@ static bool control_oscillating(const struct control_job *job)
 	return exits >= job->p.osc_count || flips >= job->p.osc_count;
 }
 
+/* The mean error of the last (up to 4, at least 2) evaluations is within eps, and none of
+ * them is off by more than 2 eps. */
+static bool recent_mean_inband(const struct control_job *job)
+{
+	uint32_t n = job->hist_n < 4 ? job->hist_n : 4;
+	double sum = 0, eps = job->p.epsilon_pct;
+
+	if (n < 2)
+		return false;
+	for (uint32_t k = 0; k < n; k++) {
+		float e =
+		    job->hist[(job->hist_pos + CONTROL_HIST_SIZE - 1 - k) % CONTROL_HIST_SIZE].err;
+		if (fabs(e) > 2 * eps)
+			return false;
+		sum += e;
+	}
+	return fabs(sum / n) <= eps;
+}
+
 static void control_classify(struct control_job *job)
 {
 	if (job->state == CONTROL_CALIBRATING)
@@ -224,6 +261,10 @@ static void control_classify(struct control_job *job)
 	}
 	if (control_oscillating(job)) {
 		job->state = CONTROL_OSCILLATING;
+		return;
+	}
+	if (job->p.algo == CONTROL_ALGO_FLOATING) {
+		job->state = recent_mean_inband(job) ? CONTROL_STABLE : CONTROL_CONVERGING;
 		return;
 	}
 	if (job->hist_n == 0) {
@@ -281,49 +322,111 @@ static void calib_eval(struct control_job *job, double rate, mono_ns now,
 	job->r_max_calibrated = true;
 	job->state = CONTROL_CONVERGING;
 	if (job->target_pct > 0)
-		control_apply(job, job->p.initial_period_ns, job->target_pct, now,
+		control_apply(job, job->p.initial_period_ns, control_start_u(job), now,
 		              CONTROL_R_CALIBRATED, out);
 	else
 		control_keep(job, CONTROL_R_NOTARGET, out);
 }
 
+/* Records a fresh rank report in the current round. */
+static void rank_accept(struct control_job *job, uint32_t rank, uint64_t units, mono_ns interval_ns,
+                        mono_ns now)
+{
+	struct control_rank *r = &job->ranks[rank];
+
+	job->reports++;
+	if (r->round != job->round) {
+		r->round = job->round;
+		r->units = 0;
+		r->ivl = 0;
+		job->round_count++;
+	}
+	if (job->p.algo == CONTROL_ALGO_FLOATING) {
+		/* whole reports of the round: their units over their intervals */
+		r->units += (double)units;
+		r->ivl += interval_ns;
+		r->rate = r->units * (double)NSEC_PER_SEC / (double)r->ivl;
+	} else {
+		r->rate = (double)units * (double)NSEC_PER_SEC / (double)interval_ns;
+	}
+	r->end = now;
+	r->seen = true;
+}
+
+/* The round can be evaluated: every rank reported (or the round timed out with one), and
+ * for floating the round spans the evaluation length. */
+static bool round_ready(const struct control_job *job, mono_ns now)
+{
+	bool timed_out = job->p.round_timeout_ns &&
+	                 !mono_before(now, job->round_start + job->p.round_timeout_ns);
+
+	if (job->round_count < job->nranks && !timed_out)
+		return false;
+	if (job->p.algo == CONTROL_ALGO_FLOATING && job->state != CONTROL_CALIBRATING)
+		return !mono_before(now, job->round_start + control_floating_eval_len(job));
+	return true;
+}
+
+/* One evaluation at the job's rate r_current (percent of R_max): the algorithm's decision,
+ * then the history and the state. */
+static void evaluate(struct control_job *job, double e, mono_ns now, struct control_decision *out)
+{
+	bool inband;
+
+	switch (job->p.algo) {
+	case CONTROL_ALGO_FLOATING:
+		control_floating_eval(job, e, now, out);
+		inband = control_floating_inband(job);
+		break;
+	case CONTROL_ALGO_ADAPTIVE:
+		control_adaptive_eval(job, e, now, out);
+		inband = out->reason == CONTROL_R_INBAND || out->reason == CONTROL_R_HYSTERESIS;
+		break;
+	default:
+		control_linear_eval(job, e, now, out);
+		inband = out->reason == CONTROL_R_INBAND;
+		break;
+	}
+	if (inband) {
+		job->inband_since_target++;
+		job->lost = false;
+	} else if (out->reason == CONTROL_R_RESET && job->inband_since_target > 0) {
+		job->lost = true;
+	}
+	if (job->p.algo == CONTROL_ALGO_LINEAR)
+		job->unreachable = job->resets >= 2 && job->inband_since_target == 0;
+	/* a floating job's probes, bound moves and small steps near the target are not control
+	 * actions against an error (they do not count towards oscillation) */
+	bool acted = job->p.algo == CONTROL_ALGO_FLOATING
+	                 ? out->reason == CONTROL_R_USTEP && job->fl.full_step
+	                 : out->changed;
+	hist_push(job, e, inband, acted);
+	control_classify(job);
+	out->err_pct = e;
+	out->rate_pct = job->last_rate_pct;
+}
+
 int control_on_report(struct control_job *job, uint32_t rank, uint64_t units, mono_ns interval_ns,
                       mono_ns now, struct control_decision *out)
 {
-	struct control_rank *r;
-	double rate, e;
-	bool adaptive;
+	double rate;
 
 	if (!job || !out || !job->ranks || interval_ns == 0)
 		return -EINVAL;
 	if (rank >= job->nranks)
 		return -ERANGE;
 
-	adaptive = job->p.algo == CONTROL_ALGO_ADAPTIVE;
-	rate = (double)units * (double)NSEC_PER_SEC / (double)interval_ns;
-
 	/* A report must reflect the current constraint: its interval must start after the
 	 * constraint was decided (+ apply latency). The paper's linear algorithm uses every
 	 * report; calibration always needs clean ones. */
-	if ((adaptive || job->state == CONTROL_CALIBRATING) &&
+	if ((job->p.algo != CONTROL_ALGO_LINEAR || job->state == CONTROL_CALIBRATING) &&
 	    !control_adaptive_fresh(job, interval_ns, now)) {
 		job->stale++;
 		control_keep(job, CONTROL_R_STALE, out);
 		return 0;
 	}
-	job->reports++;
-	r = &job->ranks[rank];
-	if (r->round != job->round) {
-		r->round = job->round;
-		job->round_count++;
-	}
-	r->rate = rate;
-	r->end = now;
-	r->seen = true;
-
-	if (job->round_count < job->nranks &&
-	    !(job->p.round_timeout_ns &&
-	      !mono_before(now, job->round_start + job->p.round_timeout_ns))) {
+	rank_accept(job, rank, units, interval_ns, now);
+	if (!round_ready(job, now)) {
 		control_keep(job, CONTROL_R_WAIT_RANKS, out);
 		return 0;
 	}
@@ -349,27 +452,8 @@ int control_on_report(struct control_job *job, uint32_t rank, uint64_t units, mo
 	}
 
 	job->last_rate_pct = 100.0 * rate / job->r_max;
-	e = job->last_rate_pct - job->target_pct;
-	job->last_err_pct = e;
-
-	if (adaptive)
-		control_adaptive_eval(job, e, now, out);
-	else
-		control_linear_eval(job, e, now, out);
-
-	bool inband = out->reason == CONTROL_R_INBAND || out->reason == CONTROL_R_HYSTERESIS;
-	if (inband) {
-		job->inband_since_target++;
-		job->lost = false;
-	} else if (out->reason == CONTROL_R_RESET && job->inband_since_target > 0) {
-		job->lost = true;
-	}
-	if (job->p.algo == CONTROL_ALGO_LINEAR)
-		job->unreachable = job->resets >= 2 && job->inband_since_target == 0;
-	hist_push(job, e, inband, out->changed);
-	control_classify(job);
-	out->err_pct = e;
-	out->rate_pct = job->last_rate_pct;
+	job->last_err_pct = job->last_rate_pct - job->target_pct;
+	evaluate(job, job->last_err_pct, now, out);
 	return 0;
 }
 
@@ -398,14 +482,67 @@ int control_set_target(struct control_job *job, double pct, mono_ns now,
 	job->state = CONTROL_CONVERGING;
 	if (old <= 0 || job->r_max <= 0) {
 		control_adaptive_reset(job);
-		control_apply(job, job->p.initial_period_ns, pct, now, CONTROL_R_INIT, out);
+		control_apply(job, job->p.initial_period_ns, control_start_u(job), now,
+		              CONTROL_R_INIT, out);
 		return 0;
 	}
-	if (job->p.algo == CONTROL_ALGO_ADAPTIVE)
+	if (job->p.algo == CONTROL_ALGO_FLOATING)
+		control_floating_target(job, now, out);
+	else if (job->p.algo == CONTROL_ALGO_ADAPTIVE)
 		control_adaptive_target(job, old, now, out);
 	else
 		control_linear_target(job, old, now, out);
 	return 0;
+}
+
+int control_set_floor(struct control_job *job, mono_ns floor_ns, mono_ns now,
+                      struct control_decision *out)
+{
+	if (!job || !out || floor_ns >= job->p.initial_period_ns)
+		return -EINVAL;
+	job->floor_ns = floor_ns;
+	if (job->state == CONTROL_CALIBRATING || job->target_pct <= 0 ||
+	    job->period_ns >= control_min_period(job, job->cur_u_pct)) {
+		control_keep(job, CONTROL_R_NONE, out);
+		return 0;
+	}
+	if (job->p.algo == CONTROL_ALGO_FLOATING) {
+		control_floating_bounds(job, CONTROL_R_FLOOR, now, out);
+		return 0;
+	}
+	control_adaptive_reset(job);
+	control_apply(job, control_min_period(job, job->target_pct), job->target_pct, now,
+	              CONTROL_R_FLOOR, out);
+	return 0;
+}
+
+int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
+                        struct control_decision *out)
+{
+	if (!job || !out || job->p.algo != CONTROL_ALGO_FLOATING || !isfinite(u_pct) ||
+	    u_pct <= 0 || u_pct > 100)
+		return -EINVAL;
+	job->fl.u_limit_pct = u_pct;
+	if (job->state == CONTROL_CALIBRATING || job->target_pct <= 0 || job->cur_u_pct <= u_pct) {
+		control_keep(job, CONTROL_R_NONE, out);
+		return 0;
+	}
+	control_floating_bounds(job, CONTROL_R_LIMIT, now, out);
+	return 0;
+}
+
+void control_restart_round(struct control_job *job, mono_ns at)
+{
+	job->gen_start = at;
+	job->round++;
+	job->round_count = 0;
+	job->round_start = at;
+	job->fl.prev_e = NAN;
+}
+
+double control_u_pct(const struct control_job *job)
+{
+	return job->cur_u_pct;
 }
 
 int control_set_rmax(struct control_job *job, double r_max, mono_ns now,
@@ -418,7 +555,7 @@ int control_set_rmax(struct control_job *job, double r_max, mono_ns now,
 	if (job->state == CONTROL_CALIBRATING) {
 		job->state = CONTROL_CONVERGING;
 		if (job->target_pct > 0) {
-			control_apply(job, job->p.initial_period_ns, job->target_pct, now,
+			control_apply(job, job->p.initial_period_ns, control_start_u(job), now,
 			              CONTROL_R_CALIBRATED, out);
 			return 0;
 		}
@@ -439,6 +576,10 @@ void control_reject(struct control_job *job, mono_ns now, struct control_decisio
 		control_keep(job, CONTROL_R_ROLLBACK, out);
 		return;
 	}
+	/* a refused rise of U by the loop itself (same target) caps U; a refused target
+	 * change only goes back */
+	if (job->p.algo == CONTROL_ALGO_FLOATING && job->cur_target_pct == job->prev_target_pct)
+		control_floating_rejected(job, job->cur_u_pct);
 	/* back to the constraint (and target) in force before the last change */
 	job->target_pct = t;
 	control_adaptive_reset(job);
@@ -488,6 +629,10 @@ const char *control_reason_name(enum control_reason r)
 	    [CONTROL_R_SEARCH] = "search",
 	    [CONTROL_R_BEST] = "best",
 	    [CONTROL_R_ROLLBACK] = "rollback",
+	    [CONTROL_R_USTEP] = "u-step",
+	    [CONTROL_R_PROBE] = "probe",
+	    [CONTROL_R_LIMIT] = "limit",
+	    [CONTROL_R_FLOOR] = "floor",
 	};
 	if ((unsigned)r < sizeof(names) / sizeof(names[0]) && names[r])
 		return names[r];

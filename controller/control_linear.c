@@ -11,6 +11,7 @@
  * U = slice/period = r_target (asserted in control_apply()). Reading of the paper where it
  * is not explicit (docs/control.md):
  *   - the reset test is made on the decremented period, so min_period itself is never used;
+ *     min_period is the larger of the configured one and the nodes' floor;
  *     a slice below min_slice is treated like a period below min_period (reset);
  *   - on a target change the error is recomputed with the last r_current (measured under
  *     the old target) against the new target; in band, the period is kept and only the
@@ -29,8 +30,9 @@ static void linear_step(struct control_job *job, mono_ns now, struct control_dec
 	mono_ns period =
 	    job->period_ns > p->delta_period_ns ? job->period_ns - p->delta_period_ns : 0;
 
-	if (period <= p->min_period_ns ||
-	    control_slice_for(period, job->target_pct) < p->min_slice_ns) {
+	mono_ns lo = job->floor_ns > p->min_period_ns ? job->floor_ns : p->min_period_ns;
+
+	if (period <= lo || control_slice_for(period, job->target_pct) < p->min_slice_ns) {
 		period = p->initial_period_ns;
 		why = CONTROL_R_RESET;
 		job->resets++;

@@ -1,7 +1,8 @@
 /*
  * The steps every control algorithm takes (control.h): apply a new (period, U) to a job, or
  * keep the one it has, and the decision that tells the caller which. Called by the core
- * (control_core.c) and by the algorithms (control_linear.c, control_adaptive.c).
+ * (control_core.c) and by the algorithms (control_floating.c, control_linear.c,
+ * control_adaptive.c).
  *
  * Invariant kept by control_apply: U = slice / period = u_pct / 100 up to rounding to 1 ns,
  * and 0 < slice <= period; a new constraint bumps the job's generation.
@@ -27,10 +28,11 @@ mono_ns control_slice_for(mono_ns period, double u_pct)
 	return (mono_ns)llround((double)period * u_pct / 100.0);
 }
 
-/* Smallest period usable at utilisation u_pct: >= min_period and slice >= min_slice. */
+/* Smallest period usable at utilisation u_pct: >= min_period, >= the nodes' floor and
+ * slice >= min_slice. */
 mono_ns control_min_period(const struct control_job *job, double u_pct)
 {
-	mono_ns p = job->p.min_period_ns;
+	mono_ns p = job->floor_ns > job->p.min_period_ns ? job->floor_ns : job->p.min_period_ns;
 	double need = ceil((double)job->p.min_slice_ns * 100.0 / u_pct);
 	if (need > (double)p)
 		p = (mono_ns)need;
@@ -49,6 +51,7 @@ static void decision_fill(const struct control_job *job, bool changed, enum cont
 	out->gen = job->gen;
 	out->err_pct = job->last_err_pct;
 	out->rate_pct = job->last_rate_pct;
+	out->u_pct = job->cur_u_pct;
 }
 
 void control_keep(const struct control_job *job, enum control_reason why,

@@ -58,7 +58,8 @@
 
 #define CTLD_ENDPOINT_MAX 256
 #define CTLD_PATH_MAX     512
-#define CTLD_ID_MAX       256 /* ZeroMQ routing ids are at most 255 bytes */
+#define CTLD_ID_MAX       256  /* ZeroMQ routing ids are at most 255 bytes */
+#define U_CEILING_PCT     95.0 /* the most U a floating job asks a node for (settings.c) */
 
 #define CTLD_DEFAULT_CONFIG "/etc/vsched/controller.conf"
 #define CTLD_DEFAULT_AGENTS "tcp://127.0.0.1:7710"
@@ -73,6 +74,7 @@ struct job_settings {
 	double r_max;     /* units/s; 0 = calibrate */
 	bool r_max_given; /* given by the administrator (else measured, when r_max > 0) */
 	mono_ns delta_period, min_period, min_slice, initial_period;
+	double u_max_pct; /* floating: the most U the job may hold, (0, 100] */
 };
 
 /* Co-scheduling mode (DESIGN.md §5.2, docs/coschedule.md; config keys of the same names). */
@@ -127,6 +129,7 @@ struct node {
 	uint8_t mem_src, net_src;
 	double sum_u;
 	uint32_t nprocs;
+	mono_ns floor; /* the smallest period its vsched serves with < 1 % misses (capacity.c) */
 	struct node_job *handles;
 	uint32_t nhandles, cap_handles;
 	struct outbox out; /* to its agent, sent at the end of the loop turn */
@@ -153,6 +156,9 @@ struct rank {
 	/* the last reports, for the average over bw_window (coschedule) */
 	struct bw_sample bw[RANK_BW_SAMPLES];
 	uint32_t nbw, bw_head;
+	/* deadline misses counted since (capacity.c): at this period, from these counters */
+	mono_ns st_period;
+	uint64_t st_periods, st_misses;
 };
 
 enum txn_kind {
@@ -198,6 +204,11 @@ struct job_control {
 	double target_pct;       /* the administrator's target; 0 = none */
 	struct control_job loop; /* vsched_control's state (control.h) */
 	uint64_t deferred;       /* reports dropped while a transaction was open */
+	/* floating: the bounds from the nodes (capacity.c) */
+	mono_ns floor;      /* the period floor given to the loop */
+	mono_ns retry_at;   /* when a refused rise is tried again (0: not capped) */
+	uint32_t retries;   /* refused rises in a row (the back-off) */
+	mono_ns revoked_at; /* when others last gave back U to this job */
 };
 
 /* The constraint committed on the nodes (txn.c). */
@@ -206,6 +217,7 @@ struct job_commit {
 	uint8_t nwin;          /* > 0 in coschedule mode: the windows */
 	struct vsp_resv win[PCTL_MAX_WINDOWS];
 	uint64_t gen;
+	mono_ns at;            /* when it was committed */
 	uint64_t rollback_gen; /* generation of the last roll-back sent */
 	bool refused;          /* shown rejected: reason says why */
 	char reason[PADM_REASON_MAX + 1];
@@ -220,6 +232,7 @@ struct job_plan {
 	mono_ns push_at;    /* when to (re)try pushing the windows */
 	uint8_t klass;      /* enum padm_class, from the averaged memory bandwidth */
 	uint32_t want_k;    /* windows-per-frame granularity from the control loop */
+	uint32_t loop_gen;  /* the control loop's constraint generation the plan was made for */
 };
 
 struct job {
@@ -415,7 +428,27 @@ mono_ns txn_next(const struct ctld *d);
 void reports_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_ns now);
 void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now);
 void reports_bw(struct ctld *d, int node, const struct pctl_bw *b, mono_ns now);
-void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s);
+void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s, mono_ns now);
+
+/* decide.c: the control library's decisions carried out */
+/* A decision: a transaction when it changed and is a real reservation (U < 1), in
+ * coschedule mode a new U and granularity for the plan. Nothing while a transaction is open. */
+void decide_apply(struct ctld *d, struct job *jb, const struct control_decision *dec, mono_ns now);
+/* The committed constraint differs from the control library's: bring the nodes to it. */
+void decide_sync(struct ctld *d, struct job *jb, mono_ns now);
+
+/* capacity.c: the nodes' period floors and the U floating jobs may hold */
+/* A rank's task statistics (periods served, misses): the node's floor rises when its
+ * vsched cannot serve a period with < 1 % misses; the job floors that depend on it move. */
+void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_task_stat *st,
+                    mono_ns now);
+/* Lifts the admission caps of floating jobs that are due to try again, and gives back the
+ * U jobs borrowed beyond their target when a job below its target needs it. */
+void capacity_tick(struct ctld *d, mono_ns now);
+/* When capacity_tick next has something to do; 0: nothing. */
+mono_ns capacity_next(const struct ctld *d);
+/* The period floor of job jb's nodes (0: none). */
+mono_ns capacity_job_floor(const struct ctld *d, const struct job *jb);
 
 /* jobbw.c: per-process bandwidth of jobs and their class */
 /* A rank's BW report: keeps the sample for the bw_window average. */
@@ -454,8 +487,11 @@ void cosched_replan(struct ctld *d, mono_ns now);
 void cosched_tick(struct ctld *d, mono_ns now);
 /* When cosched_tick next has something to do. */
 mono_ns cosched_next(const struct ctld *d);
-/* A control decision of a job in coschedule mode: only its granularity matters. */
+/* A control decision of a job in coschedule mode: its U and granularity are the plan's. */
 void cosched_decided(struct ctld *d, struct job *jb);
+/* The plan gives the job the U its loop decided, and those windows are in force on the
+ * nodes (reports measure them); false while the plan or the push is pending. */
+bool cosched_in_force(const struct ctld *d, const struct job *jb);
 
 /* state.c: the state file format, a pure load/save pair */
 struct state_job {

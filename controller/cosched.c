@@ -313,6 +313,20 @@ static void build_adopt(struct ctld *d, struct build *b, mono_ns now)
 	b->table = NULL;
 }
 
+/* A floating job the plan cannot give its U: its loop holds what the plan gives (the
+ * capacity back-off lifts the cap later, capacity.c). */
+static bool limit_to_plan(struct job *jb, uint32_t got, uint32_t need)
+{
+	struct control_job *cj = &jb->control.loop;
+	struct control_decision dec;
+
+	if (cj->p.algo != CONTROL_ALGO_FLOATING || got == 0 || need == 0)
+		return false;
+	if (control_set_u_limit(cj, cj->cur_u_pct * got / need, jb->commit.at, &dec) != 0)
+		return false;
+	return dec.changed;
+}
+
 /* Phase 4: every job's windows; the ones that changed are due for a push. */
 static void build_assign(struct ctld *d, const struct build *b, mono_ns now)
 {
@@ -329,15 +343,19 @@ static void build_assign(struct ctld *d, const struct build *b, mono_ns now)
 		}
 		jp->need = c->need;
 		jp->got = c->got;
+		jp->loop_gen = jb->control.loop.gen;
 		jp->merged = c->merged;
 		jp->nwin = (uint8_t)c->nwin;
 		memset(jp->win, 0, sizeof(jp->win));
 		memcpy(jp->win, c->win, c->nwin * sizeof(c->win[0]));
 		if (!windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win))
 			jp->push_at = now; /* due */
-		if (c->got < c->need)
+		if (c->got < c->need) {
 			log_warnx("job %s: %u of the %u slots it needs per %s: the nodes are full",
 			          jb->name, c->got, c->need, p->res.k > 1 ? "sub-frame" : "frame");
+			if (limit_to_plan(jb, c->got, c->need))
+				plan_changed(d); /* again, with the U it can have */
+		}
 		if (c->merged)
 			log_info("job %s: more than %d windows: closest merged (its slots may move "
 			         "inside the merged spans)",
@@ -417,6 +435,16 @@ static void update_classes(struct ctld *d, mono_ns now)
 			plan_changed(d);
 		}
 	}
+}
+
+bool cosched_in_force(const struct ctld *d, const struct job *jb)
+{
+	const struct cs_plan *p = &d->plan;
+	const struct job_plan *jp = &jb->plan;
+
+	return p->valid && !p->dirty && jp->nwin > 0 && !jb->txn.active &&
+	       jp->loop_gen == jb->control.loop.gen &&
+	       windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win);
 }
 
 /* A job whose planned windows are not the committed ones, due for a push now. */

@@ -43,6 +43,39 @@ static void fill_job_counts(const struct ctld *d, const struct job *jb, struct p
 	}
 }
 
+/* The job's U, efficiency, bounds, and why it is not on target when it cannot be. */
+static void fill_job_u(const struct ctld *d, const struct job *jb, struct padm_job *o)
+{
+	const struct job_control *jc = &jb->control;
+	const struct control_job *cj = &jc->loop;
+	bool constrained = jb->commit.period > 0 && jb->commit.slice < jb->commit.period;
+	double u = constrained ? 100.0 * (double)jb->commit.slice / (double)jb->commit.period : NAN;
+
+	o->u_pct = u;
+	o->eff = constrained && isfinite(cj->last_rate_pct) ? cj->last_rate_pct / u : NAN;
+	o->u_max_pct = jc->set.u_max_pct;
+	o->floor = capacity_job_floor(d, jb);
+	o->need_u_pct = NAN;
+	text_fmt(o->reason, sizeof(o->reason), "%s", jb->commit.reason);
+	if (cj->p.algo != CONTROL_ALGO_FLOATING || !cj->unreachable || !isfinite(cj->fl.need_u_pct))
+		return;
+	o->need_u_pct = cj->fl.need_u_pct;
+	if (cj->fl.need_u_pct < cj->cur_u_pct)
+		text_fmt(
+		    o->reason, sizeof(o->reason),
+		    "runs at %.1f %% with the smallest slice (U %.2f %%): faster than the target",
+		    cj->last_rate_pct, cj->cur_u_pct);
+	else if (cj->cur_u_pct >= jc->set.u_max_pct - 0.05)
+		text_fmt(o->reason, sizeof(o->reason), "needs U %.0f %%; u_max is %g %%",
+		         cj->fl.need_u_pct, jc->set.u_max_pct);
+	else
+		text_fmt(o->reason, sizeof(o->reason),
+		         "needs U %.0f %%; holds %.1f %%, the most its "
+		         "nodes admit%s%s",
+		         cj->fl.need_u_pct, cj->cur_u_pct, jb->commit.reason[0] ? ": " : "",
+		         jb->commit.reason);
+}
+
 static void fill_job(const struct ctld *d, const struct job *jb, struct padm_job *o, mono_ns now)
 {
 	const struct job_control *jc = &jb->control;
@@ -76,7 +109,7 @@ static void fill_job(const struct ctld *d, const struct job *jb, struct padm_job
 	fill_job_counts(d, jb, o);
 	o->evaluations = jc->loop.evaluations;
 	o->changes = jc->loop.changes;
-	text_fmt(o->reason, sizeof(o->reason), "%s", jb->commit.reason);
+	fill_job_u(d, jb, o);
 	text_scrub(o->reason);
 }
 

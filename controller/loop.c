@@ -18,6 +18,7 @@ void loop_timers(struct ctld *d, mono_ns now)
 {
 	nodes_tick(d, now);
 	txn_tick(d, now);
+	capacity_tick(d, now);
 	if (d->cfg.cs.on)
 		cosched_tick(d, now);
 }
@@ -44,6 +45,7 @@ mono_ns loop_next_deadline(const struct ctld *d)
 	mono_ns next = earliest(nodes_next(d), txn_next(d));
 
 	next = earliest(next, persist_next(d));
+	next = earliest(next, capacity_next(d));
 	if (d->cfg.cs.on)
 		next = earliest(next, cosched_next(d));
 	if (d->dashboard)

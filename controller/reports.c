@@ -4,8 +4,8 @@
  * report about a job handle or rank the node did not announce is ignored (logged at debug
  * level): agents re-announce everything after a registration.
  *
- * A control decision becomes a transaction (txn.c) when it is a real reservation (U < 1);
- * in coschedule mode it only sets the job's granularity (cosched.c plans the windows).
+ * Control decisions are carried out by decide.c; TASK_STATS also feed the nodes' period
+ * floors (capacity.c).
  */
 #include "controller.h"
 
@@ -28,46 +28,6 @@ static struct rank *rank_of(struct ctld *d, int node, uint32_t handle, uint32_t 
 	if (rank >= jb->cap_ranks || !jb->ranks[rank].used || jb->ranks[rank].node != node)
 		return NULL;
 	return &jb->ranks[rank];
-}
-
-/* A decision of the control library: send it when it is a real reservation (U < 1). */
-static void job_decided(struct ctld *d, struct job *jb, const struct control_decision *dec,
-                        mono_ns now)
-{
-	char rs[96];
-
-	if (!dec->changed)
-		return;
-	if (d->cfg.cs.on) {
-		/* the plan decides the windows; the decision only sets the granularity */
-		cosched_decided(d, jb);
-		return;
-	}
-	txn_fmt_resv(dec->period_ns, dec->slice_ns, rs, sizeof(rs));
-	if (dec->slice_ns >= dec->period_ns) {
-		log_debug("job %s: %s (%s) runs unconstrained: not sent", jb->name, rs,
-		          control_reason_name(dec->reason));
-		return;
-	}
-	log_debug("job %s: %s (%s, e %.2f)", jb->name, rs, control_reason_name(dec->reason),
-	          dec->err_pct);
-	struct txn tpl = {.kind = TXN_CONTROL};
-	txn_start(d, jb, &tpl, dec->period_ns, dec->slice_ns, NULL, 0, now);
-}
-
-/* The committed constraint differs from the control library's: bring the nodes to it. */
-static void job_sync(struct ctld *d, struct job *jb, mono_ns now)
-{
-	const struct control_job *cj = &jb->control.loop;
-	struct control_decision dec;
-
-	if (d->cfg.cs.on || jb->txn.active || cj->slice_ns >= cj->period_ns)
-		return;
-	if (cj->period_ns == jb->commit.period && cj->slice_ns == jb->commit.slice)
-		return;
-	control_keep(cj, CONTROL_R_NONE, &dec);
-	dec.changed = true;
-	job_decided(d, jb, &dec, now);
 }
 
 static void proc_left(struct ctld *d, int node, const struct pctl_job_proc *p)
@@ -119,7 +79,22 @@ void reports_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_
 	jobs_fit_ranks(jb);
 	if (!jb->txn.active)
 		txn_push_committed(d, jb, node);
-	job_sync(d, jb, now);
+	decide_sync(d, jb, now);
+}
+
+/* A floating job in coschedule mode: its reports measure the U its loop decided only once
+ * the plan gives it that U and the windows are in force; from the windows' commit on. */
+static bool measures_loop_u(struct ctld *d, struct job *jb)
+{
+	struct control_job *cj = &jb->control.loop;
+
+	if (!d->cfg.cs.on || cj->p.algo != CONTROL_ALGO_FLOATING || jb->control.target_pct <= 0)
+		return true;
+	if (!cosched_in_force(d, jb))
+		return false;
+	if (mono_before(cj->gen_start, jb->commit.at))
+		control_restart_round(cj, jb->commit.at);
+	return true;
 }
 
 void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns now)
@@ -140,7 +115,7 @@ void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns n
 	jc = &jb->control;
 	if (r->interval_ns > 0)
 		rk->rate = (double)r->units * 1e9 / (double)r->interval_ns;
-	if (jb->txn.active) {
+	if (jb->txn.active || !measures_loop_u(d, jb)) {
 		jc->deferred++;
 		return;
 	}
@@ -156,7 +131,7 @@ void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns n
 		log_info("job %s: R_max measured: %.6g units/s", jb->name, jc->loop.r_max);
 		persist_mark(d); /* listings show it: written before they leave */
 	}
-	job_decided(d, jb, &dec, now);
+	decide_apply(d, jb, &dec, now);
 }
 
 void reports_bw(struct ctld *d, int node, const struct pctl_bw *b, mono_ns now)
@@ -186,7 +161,7 @@ void reports_bw(struct ctld *d, int node, const struct pctl_bw *b, mono_ns now)
 	n->mem_used = mem;
 }
 
-void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s)
+void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s, mono_ns now)
 {
 	struct node *n = d->nodes[node];
 	double sum = 0;
@@ -205,6 +180,7 @@ void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s)
 		rk->slice = e->st.resv.slice;
 		rk->gen = e->gen;
 		rk->misses = e->st.misses;
+		capacity_stats(d, node, rk, &e->st, now);
 		if (rk->cpu != e->st.cpu) {
 			rk->cpu = e->st.cpu;
 			if (d->cfg.cs.on) /* the plan keeps processes that share a CPU apart */

@@ -1,8 +1,9 @@
 /*
  * Per-job settings (DESIGN.md §5.1): the algorithm, the aggregation over ranks, epsilon,
- * R_max and the period search's bounds. They come from the config's defaults, from JOB_SET
- * and from the state file, and are checked by the one function below in all three cases;
- * the control library's own check (control_params_check) comes on top, with the target.
+ * R_max, the period search's bounds and the most U a floating job may hold. They come from the
+ * config's defaults, from JOB_SET and from the state file, and are checked by the one function
+ * below in all three cases; the control library's own check (control_params_check) comes on top,
+ * with the target.
  */
 #include "controller.h"
 
@@ -34,6 +35,11 @@ int settings_check(const struct job_settings *s, char *why, size_t whylen)
 		         "initial_period)");
 		return -EINVAL;
 	}
+	if (!(s->u_max_pct > 0 && s->u_max_pct <= 100)) {
+		text_fmt(why, whylen, "u_max %g: must be in (0, 100] percent of a CPU",
+		         s->u_max_pct);
+		return -EINVAL;
+	}
 	if (s->min_slice > s->min_period) {
 		text_fmt(why, whylen,
 		         "min_slice > min_period (need min_slice <= min_period <= initial_period)");
@@ -62,6 +68,8 @@ int settings_apply(const struct padm_request *q, struct job_settings *s, char *w
 		s->min_slice = q->min_slice;
 	if (q->mask & PADM_SET_INITIAL_PERIOD)
 		s->initial_period = q->initial_period;
+	if (q->mask & PADM_SET_U_MAX)
+		s->u_max_pct = q->u_max_milli / 1000.0;
 	return settings_check(s, why, whylen);
 }
 
@@ -79,6 +87,18 @@ void settings_control_params(const struct ctld_config *c, const struct job_setti
 	p->min_period_ns = s->min_period;
 	p->min_slice_ns = s->min_slice;
 	p->initial_period_ns = s->initial_period;
+	/* U = 1 is "unconstrained" to the daemon (never sent), and no vsched admits more than
+	 * the kernel's RT throttling share (95 % by default): a floating job asks for less */
+	p->u_max_pct = s->u_max_pct < U_CEILING_PCT ? s->u_max_pct : U_CEILING_PCT;
+	if (c->cs.on) {
+		/* the loop's period is the plan's sub-frame (frame / 1..8 window-sets, by
+		 * halving), its U a whole number of slots of it */
+		p->initial_period_ns = c->cs.frame;
+		p->min_period_ns = c->cs.frame / COPLAN_MAX_WINDOWS > c->cs.slot
+		                       ? c->cs.frame / COPLAN_MAX_WINDOWS
+		                       : c->cs.slot;
+		p->u_slot_ns = c->cs.slot;
+	}
 	p->round_timeout_ns = c->round_timeout;
 	p->apply_latency_ns = c->apply_latency;
 }

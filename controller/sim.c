@@ -15,9 +15,16 @@
  *
  *   t_iter(T, U) = t_full / U_eff + X * (1-U)^2 * T / 2,   r(T, U) = t_full / t_iter
  *
- * With U >= 1 (no constraint) r = 1. Finer periods approach r = U (the wait term
- * vanishes) until the overhead term dominates; the best period is ~ sqrt(o / wait
- * coefficient), a few ms with the defaults, and the best |r - U| is a fraction of a point.
+ * With U >= 1 (no constraint) r = 1.
+ *
+ * Non-proportional jobs: the rate above, x, is mapped through a shape S (enum sim_shape):
+ * S(x) = (1+a)x/(1+ax) for computation with a blocking wait of a times the compute time
+ * (the wait overlaps the parked time: concave, above U), a + (1-a)x for progress made
+ * off the CPU, x^a for concave (a < 1) or convex (a > 1, contention) jobs, min(x, a) for a
+ * job that cannot run faster than a whatever its share. S(1) = 1 except for the capped one. Finer
+ * periods approach r = U (the wait term vanishes) until the overhead term dominates; the best
+ * period is ~ sqrt(o / wait coefficient), a few ms with the defaults, and the best |r - U| is a
+ * fraction of a point.
  *
  * Noise: each iteration's duration is multiplied by (1 + noise * N(0,1)) (seeded); each
  * rank measures its interval with an extra (1 + rank_noise * N(0,1)). All ranks report at
@@ -65,7 +72,25 @@ double sim_gauss(uint64_t *state)
 	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-double sim_model_rate(const struct sim_params *p, mono_ns period, mono_ns slice)
+static double shape(const struct sim_params *p, double x)
+{
+	double a = p->shape_a;
+
+	switch (p->shape) {
+	case SIM_SHAPE_WAIT:
+		return (1 + a) * x / (1 + a * x);
+	case SIM_SHAPE_OFFSET:
+		return a + (1 - a) * x;
+	case SIM_SHAPE_POWER:
+		return pow(x, a);
+	case SIM_SHAPE_CAPPED:
+		return x < a ? x : a;
+	default:
+		return x;
+	}
+}
+
+static double bsp_rate(const struct sim_params *p, mono_ns period, mono_ns slice)
 {
 	if (period == 0 || slice >= period)
 		return 1.0;
@@ -77,6 +102,11 @@ double sim_model_rate(const struct sim_params *p, mono_ns period, mono_ns slice)
 	double x = p->exchanges * p->comm / (p->comp + p->comm);
 	double t_iter = p->t_full_s / ueff + x * (1 - u) * (1 - u) * t / 2;
 	return p->t_full_s / t_iter;
+}
+
+double sim_model_rate(const struct sim_params *p, mono_ns period, mono_ns slice)
+{
+	return shape(p, bsp_rate(p, period, slice));
 }
 
 static void new_iteration(struct sim *s)

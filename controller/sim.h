@@ -13,6 +13,16 @@
 
 #include "timeutil.h"
 
+/* How the job's speed maps from the BSP model's rate x (0..1) to its real rate: the shapes
+ * of non-proportional jobs (sim.c). */
+enum sim_shape {
+	SIM_SHAPE_LINEAR = 0, /* r = x: the BSP model itself */
+	SIM_SHAPE_WAIT,       /* compute C + blocking wait a*C: r = (1+a) x / (1 + a x), concave */
+	SIM_SHAPE_OFFSET,     /* progress a made without the CPU: r = a + (1-a) x */
+	SIM_SHAPE_POWER,      /* r = x^a: concave for a < 1, convex (contention) for a > 1 */
+	SIM_SHAPE_CAPPED,     /* r = min(x, a): cannot run faster than a */
+};
+
 struct sim_params {
 	double comp, comm; /* compute : communicate ratio, e.g. 5:1, 1:1, 1:5 */
 	double t_full_s;   /* iteration time at full speed (R_max = 1/t_full_s iter/s) */
@@ -21,6 +31,8 @@ struct sim_params {
 	double ovh_s;      /* CPU time lost per period (context switches, cache refill) */
 	double noise;      /* relative s.d. of an iteration's duration */
 	double rank_noise; /* relative s.d. of a rank's measured interval */
+	enum sim_shape shape;
+	double shape_a; /* the shape's parameter */
 	uint64_t seed;
 };
 

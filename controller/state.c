@@ -8,7 +8,8 @@
  *   last_gen = "123";
  *   jobs = ( { name = "A"; target = 40.0; algorithm = "adaptive"; aggregate = "slowest";
  *              epsilon = 3.0; r_max = 0.0; r_max_given = false; delta_period = "2ms";
- *              min_period = "1ms"; min_slice = "100us"; initial_period = "200ms"; } );
+ *              min_period = "1ms"; min_slice = "100us"; initial_period = "200ms";
+ *              u_max = 100.0; } );   (u_max may be absent: 100)
  * Atomicity: write a temporary file in the same directory, fsync it, rename it over the
  * state file, fsync the directory. A reader sees the old file or the new one, never a
  * mix; a crash leaves at worst a stray temporary file, never a truncated state file.
@@ -82,6 +83,7 @@ static void write_state(FILE *f, uint64_t last_gen, const struct state_job *jobs
 		put_duration(f, "min_period", j->set.min_period);
 		put_duration(f, "min_slice", j->set.min_slice);
 		put_duration(f, "initial_period", j->set.initial_period);
+		put_double(f, "u_max", j->set.u_max_pct);
 		fputs("}", f);
 	}
 	fprintf(f, "%s);\n", n ? "\n" : "");
@@ -203,7 +205,8 @@ static int load_job(const config_setting_t *g, struct state_job *j, char *why, s
 	}
 	if (!config_setting_lookup_string(g, "algorithm", &s) ||
 	    padm_algo_parse(s, &j->set.algo) != 0) {
-		snprintf(why, whylen, "%s: algorithm: missing or not linear/adaptive", j->name);
+		snprintf(why, whylen, "%s: algorithm: missing or not linear/adaptive/floating",
+		         j->name);
 		return -1;
 	}
 	if (!config_setting_lookup_string(g, "aggregate", &s) ||
@@ -224,6 +227,12 @@ static int load_job(const config_setting_t *g, struct state_job *j, char *why, s
 		return -1;
 	}
 	j->set.r_max_given = b && j->set.r_max > 0;
+	/* u_max came with the floating algorithm: a file without it means the default */
+	j->set.u_max_pct = 100;
+	if (config_setting_get_member(g, "u_max") && get_num(g, "u_max", &j->set.u_max_pct) != 0) {
+		snprintf(why, whylen, "%s: u_max: not a number", j->name);
+		return -1;
+	}
 	if (get_dur(g, "delta_period", &j->set.delta_period) ||
 	    get_dur(g, "min_period", &j->set.min_period) ||
 	    get_dur(g, "min_slice", &j->set.min_slice) ||

@@ -82,7 +82,7 @@ static int commit_reach(struct ctld *d, struct job *jb)
 	return accepted;
 }
 
-static void txn_commit(struct ctld *d, struct job *jb)
+static void txn_commit(struct ctld *d, struct job *jb, mono_ns now)
 {
 	struct txn *t = &jb->txn;
 	struct job_commit *c = &jb->commit;
@@ -94,6 +94,7 @@ static void txn_commit(struct ctld *d, struct job *jb)
 	c->nwin = t->nwin;
 	memcpy(c->win, t->win, sizeof(c->win));
 	c->gen = t->gen;
+	c->at = now;
 	c->refused = false;
 	c->reason[0] = '\0';
 	accepted = commit_reach(d, jb);
@@ -227,7 +228,7 @@ static void txn_maybe_finish(struct ctld *d, struct job *jb, mono_ns now)
 	if (jb->txn.refused)
 		txn_rollback(d, jb, now);
 	else
-		txn_commit(d, jb);
+		txn_commit(d, jb, now);
 }
 
 static void txn_refuse(struct txn *t, int k, int32_t status, const char *nodename, const char *why)
@@ -275,7 +276,7 @@ int txn_start(struct ctld *d, struct job *jb, const struct txn *tpl, mono_ns per
 		/* nothing to ask: the constraint is the job's, nodes get it when they join */
 		t->gen = same_as_committed(jb, t) ? jb->commit.gen : txn_next_gen(d);
 		t->has_client = false;
-		txn_commit(d, jb);
+		txn_commit(d, jb, now);
 		return 0;
 	}
 	t->gen = txn_next_gen(d);

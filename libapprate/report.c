@@ -120,6 +120,32 @@ static bool nothing_counted(struct apprate *r)
 	return u == r->last_units && m == r->last_mem && n == r->last_net;
 }
 
+/* aprt_report without a socket: lazily (re)open (in a forked child, or after a failed
+ * open). A connection just started cannot carry anything yet: register and report from the
+ * next interval on; the units wait, as for a dropped report. */
+static int report_unconnected(struct apprate *r, bool force)
+{
+	uint64_t now, u, m, n;
+
+	if (aprt_transport_open(r) == 0 && !r->need_register) {
+		r->need_register = true;
+		r->reg_reason = APROTO_REG_RECONNECT;
+	}
+	now = mono_now();
+	uint64_t waited = now - r->last_t;
+	bool due = force || (waited >= r->interval_ns && !nothing_counted(r));
+	if (due) {
+		inc(&r->c.reports_dropped, 1);
+		r->seq++;
+		if (waited >= APRT_CARRY_INTERVALS * r->interval_ns) {
+			aprt_sums(r, &u, &m, &n);
+			restart_interval(r, now, u, m, n, true);
+		}
+	}
+	atomic_store_explicit(&r->next_due, now + r->interval_ns, memory_order_release);
+	return due ? -ENOTCONN : 1;
+}
+
 /*
  * Called with the claim held (next_due == APRT_BUSY); releases it. Registers if needed, then,
  * if a full interval has passed since the previous report (or force), tries to send report
@@ -141,28 +167,8 @@ int aprt_report(struct apprate *r, bool force, uint8_t flags)
 	if (pid != r->pid) /* forked without our atfork handler (raw clone) */
 		aprt_fork_reset(r, pid);
 	uint64_t now, u, m, n;
-	if (!r->sock) {
-		/* Lazily (re)open: in a forked child, or after a failed open. A connection just
-		 * started cannot carry anything yet: register and report from the next
-		 * interval on; the units wait, as for a dropped report. */
-		if (aprt_transport_open(r) == 0 && !r->need_register) {
-			r->need_register = true;
-			r->reg_reason = APROTO_REG_RECONNECT;
-		}
-		now = mono_now();
-		uint64_t waited = now - r->last_t;
-		bool due = force || (waited >= r->interval_ns && !nothing_counted(r));
-		if (due) {
-			inc(&r->c.reports_dropped, 1);
-			r->seq++;
-			if (waited >= APRT_CARRY_INTERVALS * r->interval_ns) {
-				aprt_sums(r, &u, &m, &n);
-				restart_interval(r, now, u, m, n, true);
-			}
-		}
-		atomic_store_explicit(&r->next_due, now + r->interval_ns, memory_order_release);
-		return due ? -ENOTCONN : 1;
-	}
+	if (!r->sock)
+		return report_unconnected(r, force);
 	now = mono_now();
 	if (aprt_transport_events(r) && !r->need_register) {
 		r->need_register = true;

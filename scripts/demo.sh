@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: a one-machine cluster on the shipped configs — vsched, vsched-agent and
-# vsched-controller — running two bsp jobs (2 ranks each) at targets of 20 % and 35 % of
-# their full speed; halfway, the first is raised to 50 %. The dashboard is printed every few
+# vsched-controller — running a bsp job and an iowait job (2 ranks each) at targets of 20 %
+# and 40 % of their full speed; halfway, the first is raised to 40 %. The iowait job blocks
+# half of every iteration, so it needs much less CPU than its target: the floating
+# algorithm gives it about half the U. The dashboard is printed every few
 # seconds while the controller converges. Ends by itself and cleans up everything it
 # started. Needs root (vsched uses SCHED_FIFO).
 set -euo pipefail
@@ -54,30 +56,36 @@ pids+=($!)
 wait_for 10 sh -c "'$BIN/vschedctl' node list | grep -q demo-node"
 
 BSP_ARGS=(--local 2 --compute 20ms --msg 64KiB)
-# R_max, the job's full speed: the slowest rank's iteration rate in a short run with the
-# whole machine to itself, before anything is under vsched.
-echo "== measuring full speed (R_max): bsp ${BSP_ARGS[*]} for 4 s"
-RMAX=$("$BIN/bsp" "${BSP_ARGS[@]}" --duration 4s | sed -n 's/.* rate=\([0-9.]*\) .*/\1/p' |
+IO_ARGS=(--ranks 2 --compute 8ms --wait 8ms)
+# R_max, a job's full speed: its rate in a short run with the whole machine to itself, before
+# anything is under vsched (bsp: the slowest rank's iteration rate).
+echo "== measuring full speed (R_max): bsp ${BSP_ARGS[*]} and iowait ${IO_ARGS[*]}, 4 s each"
+RMAX_A=$("$BIN/bsp" "${BSP_ARGS[@]}" --duration 4s | sed -n 's/.* rate=\([0-9.]*\) .*/\1/p' |
 	sort -g | head -1)
-echo "   R_max = $RMAX iterations/s per rank"
+RMAX_B=$("$BIN/iowait" "${IO_ARGS[@]}" --duration 4s | sed -n 's/.*rate=\([0-9.]*\).*/\1/p')
+echo "   R_max: jobA (bsp) $RMAX_A, jobB (iowait) $RMAX_B iterations/s"
 
-start_job() { # NAME: two bsp ranks, each registered with the agent through libapprate
-	"$BIN/bsp" "${BSP_ARGS[@]}" --duration $((2 * PHASE + 30))s -- \
-		"$BIN/vschedctl" job run --job "$1" --rank '{rank}' --agent "$AG_EP" -- \
-		>"$RUN/$1.out" 2>&1 &
-	pids+=($!)
-}
-start_job jobA
-start_job jobB
+# jobA: two bsp ranks (compute, then all-to-all over TCP), each registered with the agent
+# through libapprate by `vschedctl job run`. jobB: two iowait ranks that compute 8 ms and
+# then block 8 ms per iteration, like I/O: not proportional to their CPU share.
+"$BIN/bsp" "${BSP_ARGS[@]}" --duration $((2 * PHASE + 30))s -- \
+	"$BIN/vschedctl" job run --job jobA --rank '{rank}' --agent "$AG_EP" -- \
+	>"$RUN/jobA.out" 2>&1 &
+pids+=($!)
+VSCHED_AGENT="$AG_EP" VSCHED_JOB=jobB "$BIN/iowait" "${IO_ARGS[@]}" --duration $((2 * PHASE + 30))s \
+	>"$RUN/jobB.out" 2>&1 &
+pids+=($!)
 wait_for 15 "$BIN/vschedctl" job show jobA
 wait_for 15 "$BIN/vschedctl" job show jobB
 
-echo "== vschedctl job set jobA --rmax $RMAX; (same for jobB)"
-"$BIN/vschedctl" job set jobA --rmax "$RMAX"
-"$BIN/vschedctl" job set jobB --rmax "$RMAX"
-echo "== vschedctl rate jobA 20; vschedctl rate jobB 35"
+echo "== vschedctl job set jobA --rmax $RMAX_A; vschedctl job set jobB --rmax $RMAX_B"
+"$BIN/vschedctl" job set jobA --rmax "$RMAX_A"
+"$BIN/vschedctl" job set jobB --rmax "$RMAX_B"
+echo "== vschedctl rate jobA 20; vschedctl rate jobB 40"
+echo "   (watch U%: jobB reaches 40 % of its speed with about half of that share of a CPU,"
+echo "    because it loses nothing while parked during its waits; EFF = CUR% / U%)"
 "$BIN/vschedctl" rate jobA 20
-"$BIN/vschedctl" rate jobB 35
+"$BIN/vschedctl" rate jobB 40
 show() { # SECONDS: the dashboard every 5 s
 	local t
 	for ((t = 5; t <= $1; t += 5)); do
@@ -89,8 +97,8 @@ show() { # SECONDS: the dashboard every 5 s
 }
 show "$PHASE"
 echo
-echo "== vschedctl rate jobA 50"
-"$BIN/vschedctl" rate jobA 50
+echo "== vschedctl rate jobA 40"
+"$BIN/vschedctl" rate jobA 40
 show "$PHASE"
 echo
 echo "demo done: stopping the jobs, the agent, the controller and vsched"

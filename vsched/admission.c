@@ -127,7 +127,7 @@ int admission_read_rt_limit(const char *runtime_path, const char *period_path, d
 		return -1;
 	if (period <= 0 || period > INT32_MAX) {
 		text_fmt(why, whylen, "%s: period %lld must be in 1..%d", period_path, period,
-		        INT32_MAX);
+		         INT32_MAX);
 		return -1;
 	}
 	if (runtime < -1) {

@@ -22,6 +22,9 @@ node_timeout = "1s";
 ack_timeout = "2s";
 initial_period = "100ms";
 default_target = 45.0;
+# fixed shares: U = target (adaptive) with an R_max no job reaches and a band wide enough
+# that nothing moves — these tests are about the plan, not the control loop
+algorithm = "adaptive";
 r_max = 1e12;
 epsilon = 50.0;
 coschedule = true;

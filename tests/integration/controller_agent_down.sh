@@ -47,7 +47,9 @@ for p in "${RANKS[@]}"; do
 	[ "$(ps -o ppid= -p "$p" | tr -d ' ')" = "$BSP_PID" ] ||
 		ctld_fail "rank pid $p is not a child of the bsp launcher $BSP_PID"
 done
-actl job set "$JOB" --rmax "$RMAX" >/dev/null || ctld_fail "job set --rmax $RMAX refused"
+# U = target (adaptive): what vsched must hold through the outage is then known exactly
+actl job set "$JOB" --rmax "$RMAX" --algorithm adaptive >/dev/null ||
+	ctld_fail "job set --rmax $RMAX refused"
 actl rate "$JOB" 30 >"$TMP/out" 2>&1 || ctld_fail "rate $JOB 30: $(cat "$TMP/out")"
 grep -q 'applied on 1 node' "$TMP/out" || ctld_fail "rate $JOB 30: $(cat "$TMP/out")"
 

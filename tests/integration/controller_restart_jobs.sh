@@ -51,7 +51,9 @@ for r in 0 1; do
 	[ "$(ps -o ppid= -p "${RANKS[r]}" | tr -d ' ')" = "$BSP_PID" ] ||
 		ctld_fail "rank $r pid ${RANKS[r]} is not a child of the bsp launcher $BSP_PID"
 done
-actl job set "$JOB" --rmax "$RMAX" >/dev/null || ctld_fail "job set --rmax $RMAX refused"
+# U = target (adaptive): every constraint sent is then known exactly
+actl job set "$JOB" --rmax "$RMAX" --algorithm adaptive >/dev/null ||
+	ctld_fail "job set --rmax $RMAX refused"
 actl rate "$JOB" "$TARGET" >"$TMP/out" 2>&1 || ctld_fail "rate $JOB $TARGET: $(cat "$TMP/out")"
 grep -q 'applied on 2 node' "$TMP/out" || ctld_fail "rate $JOB $TARGET: $(cat "$TMP/out")"
 

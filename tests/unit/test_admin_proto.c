@@ -44,6 +44,7 @@ static void roundtrip_request(const struct padm_request *q)
 		assert_int_equal(out.min_period, q->min_period);
 		assert_int_equal(out.min_slice, q->min_slice);
 		assert_int_equal(out.initial_period, q->initial_period);
+		assert_int_equal(out.u_max_milli, q->u_max_milli);
 	}
 	/* every truncation is refused */
 	for (int k = 0; k < n; k++)
@@ -86,6 +87,9 @@ static void test_requests_roundtrip(void **state)
 	q.min_period = 1000000;
 	q.min_slice = 100000;
 	q.initial_period = 200000000;
+	q.u_max_milli = 62500;
+	roundtrip_request(&q);
+	q.algo = PADM_ALGO_FLOATING;
 	roundtrip_request(&q);
 }
 
@@ -186,11 +190,21 @@ static void fill_reply(struct padm_reply *r)
 	jobs[0].gen = UINT64_MAX;
 	jobs[0].mem_bps = 5000000000ULL;
 	jobs[0].misses = 7;
+	jobs[0].u_pct = 28.0;
+	jobs[0].eff = 39.25 / 28.0;
+	jobs[0].need_u_pct = NAN;
+	jobs[0].u_max_pct = 90;
+	jobs[0].floor = 2000000;
 	strcpy(jobs[0].reason, "");
 	strcpy(jobs[1].name, "beta");
 	jobs[1].state = PADM_ST_REJECTED;
 	jobs[1].current_pct = NAN;
 	jobs[1].err_pct = NAN;
+	jobs[1].algo = PADM_ALGO_FLOATING;
+	jobs[1].u_pct = NAN;
+	jobs[1].eff = NAN;
+	jobs[1].need_u_pct = 62.5;
+	jobs[1].u_max_pct = 100;
 	memset(jobs[1].reason, 'r', PADM_REASON_MAX);
 	strcpy(nodes[0].name, "n1");
 	nodes[0].up = 1;
@@ -241,6 +255,11 @@ static void test_reply_roundtrip(void **state)
 	assert_int_equal(out.jobs[0].period, 120000000);
 	assert_int_equal(out.jobs[0].mem_bps, 5000000000ULL);
 	assert_true(isnan(out.jobs[1].current_pct) && isnan(out.jobs[1].err_pct));
+	assert_true(out.jobs[0].u_pct == 28.0 && out.jobs[0].eff == 39.25 / 28.0);
+	assert_true(isnan(out.jobs[0].need_u_pct) && out.jobs[0].u_max_pct == 90);
+	assert_int_equal(out.jobs[0].floor, 2000000);
+	assert_int_equal(out.jobs[1].algo, PADM_ALGO_FLOATING);
+	assert_true(isnan(out.jobs[1].u_pct) && out.jobs[1].need_u_pct == 62.5);
 	assert_int_equal(strlen(out.jobs[1].reason), PADM_REASON_MAX);
 	assert_int_equal(out.nodes[0].ncpus, 64);
 	assert_true(out.nodes[0].sum_u == 12.5);

@@ -515,6 +515,106 @@ static void test_reject_rolls_back(void **state)
 	control_job_fini(&f.job);
 }
 
+/* Floating, scripted: the first step uses the efficiency r/U as slope, the second the
+ * least-squares slope of two points, the third the chord of a bracket (regula falsi). */
+static void test_floating_steps(void **state)
+{
+	(void)state;
+	struct control_params p;
+	struct fx f = {.now = SEC};
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 45;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	assert_true(fabs(f.d.u_pct - 45) < 1e-9);
+	assert_int_equal(f.d.period_ns, 200 * MS);
+
+	/* 60 % at U 45: slope 60/45, e = 15 > 3 dead bands: gain 1, U = 45 - 15 * 45/60 */
+	report(&f, 60);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	assert_true(fabs(f.d.u_pct - 33.75) < 1e-6);
+	assert_int_equal(f.d.period_ns, 200 * MS);
+	/* 50 % at U 33.75: fit slope 10/11.25; U = 33.75 - 5 / (10/11.25) */
+	report(&f, 50);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	assert_true(fabs(f.d.u_pct - 28.125) < 1e-6);
+	/* 40 % at U 28.125: bracket (28.125, 40) .. (33.75, 50): chord meets 45 at 30.9375 */
+	report(&f, 40);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	assert_true(fabs(f.d.u_pct - 30.9375) < 1e-6);
+	/* the constraint is U * period, and U is below the target: the job needs less */
+	assert_true(fabs((double)f.d.slice_ns - 200e6 * 0.309375) <= 0.5);
+	/* in band: kept */
+	report(&f, 45.3);
+	assert_int_equal(f.d.reason, CONTROL_R_INBAND);
+	assert_false(f.d.changed);
+	control_job_fini(&f.job);
+}
+
+/* Floating: an evaluation spans at least eval_periods periods; a rank's rate is the sum of
+ * its units over the sum of its intervals (whole reports). */
+static void test_floating_evaluation_window(void **state)
+{
+	(void)state;
+	struct control_params p;
+	struct fx f = {.now = SEC};
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 50;
+	p.eval_periods = 4; /* 4 x 200 ms */
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	const uint64_t units[] = {0, 10, 0, 12, 0, 8, 0, 10}; /* lumpy: units at iteration ends */
+	for (unsigned i = 0; i < 7; i++) {
+		f.now += 100 * MS;
+		assert_int_equal(control_on_report(&f.job, 0, units[i], 100 * MS, f.now, &f.d), 0);
+		assert_int_equal(f.d.reason, CONTROL_R_WAIT_RANKS);
+	}
+	f.now += 100 * MS;
+	assert_int_equal(control_on_report(&f.job, 0, units[7], 100 * MS, f.now, &f.d), 0);
+	/* 40 units over 0.8 s = 50 units/s = 50 %: in band */
+	assert_true(fabs(f.d.rate_pct - 50.0) < 1e-9);
+	assert_int_equal(f.d.reason, CONTROL_R_INBAND);
+	control_job_fini(&f.job);
+}
+
+/* Floating: a refused rise caps U where it was; the admission limit cuts U at once; the
+ * floor lifts the period at once. */
+static void test_floating_bounds(void **state)
+{
+	(void)state;
+	struct control_params p;
+	struct fx f = {.now = SEC};
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 40;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	report(&f, 20); /* needs more: U 40 -> 80 */
+	assert_true(fabs(f.d.u_pct - 80) < 1e-6);
+	control_reject(&f.job, f.now, &f.d);
+	assert_int_equal(f.d.reason, CONTROL_R_ROLLBACK);
+	assert_true(fabs(f.d.u_pct - 40) < 1e-6);
+	report(&f, 20); /* the cap holds: unreachable at U 40, needs ~80 */
+	assert_false(f.d.changed);
+	assert_true(f.job.unreachable);
+	assert_int_equal(f.job.state, CONTROL_REJECTED);
+	assert_true(f.job.fl.need_u_pct > 75 && f.job.fl.need_u_pct < 85);
+	/* the daemon frees room: the next evaluation rises */
+	assert_int_equal(control_set_u_limit(&f.job, 90, f.now, &f.d), 0);
+	assert_false(f.d.changed);
+	report(&f, 20);
+	assert_true(f.d.changed && f.d.u_pct > 70);
+	/* a lower limit cuts U at once */
+	assert_int_equal(control_set_u_limit(&f.job, 30, f.now, &f.d), 0);
+	assert_int_equal(f.d.reason, CONTROL_R_LIMIT);
+	assert_true(fabs(f.d.u_pct - 30) < 1e-6);
+	/* the nodes' floor moves the period up at once, U kept */
+	assert_int_equal(control_set_floor(&f.job, 250 * MS, f.now, &f.d), -EINVAL);
+	assert_int_equal(control_set_floor(&f.job, 150 * MS, f.now, &f.d), 0);
+	assert_false(f.d.changed); /* 200 ms is above it */
+	control_job_fini(&f.job);
+}
+
 static void test_params_checked(void **state)
 {
 	(void)state;
@@ -539,6 +639,25 @@ static void test_params_checked(void **state)
 	assert_int_equal(control_algo_parse("adaptive", &a), 0);
 	assert_int_equal(a, CONTROL_ALGO_ADAPTIVE);
 	assert_int_equal(control_algo_parse("pid", &a), -EINVAL);
+	assert_int_equal(control_algo_parse("floating", &a), 0);
+	assert_int_equal(a, CONTROL_ALGO_FLOATING);
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.u_max_pct = 0;
+	assert_int_equal(control_job_init(&job, &p, 0, &d), -EINVAL);
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.u_max_pct = 100.5;
+	assert_int_equal(control_job_init(&job, &p, 0, &d), -EINVAL);
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.eval_periods = 0;
+	assert_int_equal(control_job_init(&job, &p, 0, &d), -EINVAL);
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.eval_min_ns = 2 * p.eval_max_ns;
+	assert_int_equal(control_job_init(&job, &p, 0, &d), -EINVAL);
+	/* U = target algorithms have no admission limit to float under */
+	params(&p, CONTROL_ALGO_ADAPTIVE, 1);
+	assert_int_equal(control_job_init(&job, &p, 0, &d), 0);
+	assert_int_equal(control_set_u_limit(&job, 40, 0, &d), -EINVAL);
+	control_job_fini(&job);
 	control_job_fini(NULL);
 }
 
@@ -557,7 +676,7 @@ static void test_random_sequences(void **state)
 	(void)state;
 	uint64_t rng = 12345;
 #define RND() rnd(&rng)
-	for (int algo = 0; algo < 2; algo++)
+	for (int algo = 0; algo < CONTROL_ALGO_COUNT; algo++)
 		for (int run = 0; run < 50; run++) {
 			struct control_params p;
 			struct control_job job;
@@ -584,10 +703,23 @@ static void test_random_sequences(void **state)
 					assert_true(rc == 0 || t <= 0 || t > 100 || rc == -ERANGE);
 				} else if (what < 97) {
 					control_reject(&job, now, &d);
-				} else if (what < 99) {
+				} else if (what < 98) {
 					assert_int_equal(control_set_nranks(&job, 1 + RND() % 6),
 					                 0);
 					continue;
+				} else if (what < 99) {
+					mono_ns fl = (RND() % 250) * MS;
+					rc = control_set_floor(&job, fl, now, &d);
+					assert_true(rc == 0 || fl >= p.initial_period_ns);
+					if (rc == 0 && job.state != CONTROL_CALIBRATING &&
+					    job.target_pct > 0)
+						assert_true(job.period_ns >= fl);
+				} else if (algo == CONTROL_ALGO_FLOATING && RND() % 2) {
+					double lim = 1 + (double)(RND() % 100);
+					assert_int_equal(control_set_u_limit(&job, lim, now, &d),
+					                 0);
+					if (job.state != CONTROL_CALIBRATING && job.target_pct > 0)
+						assert_true(job.cur_u_pct <= lim);
 				} else {
 					control_set_rmax(&job, 50 + RND() % 100, now, &d);
 				}
@@ -599,9 +731,13 @@ static void test_random_sequences(void **state)
 				                 (double)job.period_ns * job.cur_u_pct / 100.0) <=
 				            0.5);
 				/* and U = target unless calibrating, without target, or rolled
-				 * back to such a constraint */
-				if (job.state != CONTROL_CALIBRATING && job.target_pct > 0 &&
-				    job.cur_u_pct != 100.0)
+				 * back to such a constraint; floating: U within (0, u_max] */
+				if (algo == CONTROL_ALGO_FLOATING)
+					assert_true(job.cur_u_pct > 0 &&
+					            (job.cur_u_pct <= p.u_max_pct ||
+					             job.cur_u_pct == 100.0));
+				else if (job.state != CONTROL_CALIBRATING && job.target_pct > 0 &&
+				         job.cur_u_pct != 100.0)
 					assert_true(job.cur_u_pct == job.target_pct);
 				assert_non_null(control_state_name(job.state));
 				assert_non_null(control_reason_name(d.reason));
@@ -629,6 +765,9 @@ int main(void)
 	    cmocka_unit_test(test_adaptive_hysteresis),
 	    cmocka_unit_test(test_oscillation_classified),
 	    cmocka_unit_test(test_reject_rolls_back),
+	    cmocka_unit_test(test_floating_steps),
+	    cmocka_unit_test(test_floating_evaluation_window),
+	    cmocka_unit_test(test_floating_bounds),
 	    cmocka_unit_test(test_params_checked),
 	    cmocka_unit_test(test_random_sequences),
 	};

@@ -286,7 +286,7 @@ static void test_refused_keeps_previous(void **state)
 		e[i].st.pid = (int32_t)(101 + i);
 		e[i].st.cpu = (i == 0 || strcmp(names[i], mate) == 0) ? 0 : 1;
 	}
-	reports_stats(&d, 0, &st);
+	reports_stats(&d, 0, &st, now);
 	settle(&from, &now);
 	assert_false(overlap(jb, d.jobs[jobs_find(&d, mate)]));
 	assert_false(overlap(d.jobs[jobs_find(&d, "H1")], d.jobs[jobs_find(&d, "H2")]));

@@ -63,6 +63,7 @@ static void sample(struct state_job *j)
 	j[0].set.min_period = 1000000;
 	j[0].set.min_slice = 100000;
 	j[0].set.initial_period = 200000000;
+	j[0].set.u_max_pct = 100;
 	strcpy(j[1].name, "we\"ird\\name");
 	j[1].target = 33.333;
 	j[1].set.algo = PADM_ALGO_LINEAR;
@@ -74,6 +75,7 @@ static void sample(struct state_job *j)
 	j[1].set.min_period = 250000;
 	j[1].set.min_slice = 50000;
 	j[1].set.initial_period = 7ULL * 24 * 3600 * 1000000000ULL;
+	j[1].set.u_max_pct = 62.5;
 }
 
 static int count_files(void)
@@ -108,6 +110,7 @@ static void test_roundtrip(void **state)
 		assert_true(out[i].target == in[i].target);
 		assert_int_equal(out[i].set.algo, in[i].set.algo);
 		assert_int_equal(out[i].set.agg, in[i].set.agg);
+		assert_true(out[i].set.u_max_pct == in[i].set.u_max_pct);
 		assert_true(out[i].set.eps_pct == in[i].set.eps_pct);
 		assert_true(out[i].set.r_max == in[i].set.r_max);
 		assert_int_equal(out[i].set.r_max_given, in[i].set.r_max_given);
@@ -223,6 +226,29 @@ static void test_corrupt_refused(void **state)
 	        "r_max_given = true; delta_period = \"2ms\"; min_period = \"10ms\"; "
 	        "min_slice = \"100us\"; initial_period = \"5ms\"; } );",
 	        "initial_period < min_period");
+	refused("version = 1; last_gen = \"1\"; jobs = ( { " JOB_OK " u_max = 0.0; } );",
+	        "job 1: a: u_max");
+	refused("version = 1; last_gen = \"1\"; jobs = ( { " JOB_OK " u_max = \"all\"; } );",
+	        "job 1: a: u_max");
+}
+
+/* A state file written before u_max existed: the job gets the default, 100 %. */
+static void test_without_u_max(void **state)
+{
+	struct state_job *out = NULL;
+	uint64_t gen = 0;
+	char why[300] = "";
+	int n = 0;
+	FILE *f = fopen(path, "w");
+	(void)state;
+
+	assert_non_null(f);
+	fputs("version = 1; last_gen = \"1\"; jobs = ( { " JOB_OK " } );", f);
+	fclose(f);
+	assert_int_equal(state_load(path, &gen, &out, &n, why, sizeof(why)), 0);
+	assert_int_equal(n, 1);
+	assert_true(out[0].set.u_max_pct == 100.0);
+	free(out);
 }
 
 /* ---- group commit through the admin socket ---- */
@@ -356,6 +382,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_atomic_replace, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_without_u_max, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reply_after_commit, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,7 +42,9 @@ static void sample(struct padm_reply *r)
 	jobs[0].current_pct = 39.2;
 	jobs[0].err_pct = -0.8;
 	jobs[0].period = 120000000;
-	jobs[0].slice = 48000000;
+	jobs[0].slice = 33600000;
+	jobs[0].u_pct = 28.0;
+	jobs[0].eff = 39.2 / 28.0;
 	jobs[0].mem_bps = 1234000000;
 	jobs[0].net_bps = 35400000;
 	jobs[0].misses = 3;
@@ -53,6 +55,8 @@ static void sample(struct padm_reply *r)
 	jobs[1].current_pct = 100.0;
 	jobs[1].err_pct = NAN;
 	jobs[1].klass = PADM_CLASS_UNKNOWN;
+	jobs[1].u_pct = NAN;
+	jobs[1].eff = NAN;
 	jobs[1].misses = 123456;
 
 	strcpy(jobs[2].name, "mc");
@@ -64,6 +68,8 @@ static void sample(struct padm_reply *r)
 	jobs[2].err_pct = -38.5;
 	jobs[2].period = 1500000;
 	jobs[2].slice = 900000;
+	jobs[2].u_pct = 60.0;
+	jobs[2].eff = 61.5 / 60.0;
 	jobs[2].klass = PADM_CLASS_TURTLE;
 	strcpy(jobs[2].reason, "period 100ms slice 95ms refused: node n2: job mc: pid 4242: "
 	                       "vsched: cpu 1: load 50.0% + 95.0% exceeds cap 90.0%");
@@ -72,6 +78,8 @@ static void sample(struct padm_reply *r)
 	jobs[3].state = PADM_ST_IDLE;
 	jobs[3].current_pct = NAN;
 	jobs[3].err_pct = NAN;
+	jobs[3].u_pct = NAN;
+	jobs[3].eff = NAN;
 
 	strcpy(nodes[0].name, "node001");
 	nodes[0].up = 1;

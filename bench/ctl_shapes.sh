@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# ctl_shapes.sh — the controller on job shapes it was not tuned for, judged from the
+# applications' own iteration stamps (issue "U as a controlled variable").
+#
+#   bash bench/ctl_shapes.sh [OUTDIR]     (root; build first: bash scripts/build.sh build)
+#
+# Shapes (SHAPES, default "compute wait mem comm"), each a job of 2 ranks:
+#   compute  iowait --compute 10ms --wait 0      pure-compute BSP (process-shared barrier)
+#   wait     iowait --compute 8ms --wait 4ms     compute + blocking wait, like I/O
+#   mem      membench --stride max --size 64MiB  memory-bound, 2 independent ranks
+#   comm     bsp --ratio 1:5 (fixed after one calibration)  communication-heavy
+# Per shape, R_max = the job's rate alone on the machine, unmanaged (the better of 2 runs).
+# Per shape and algorithm (ALGOS, default "linear adaptive floating"), one run: vsched on
+# both CPUs, agent, controller (epsilon EPS, 2), two jobs A and B of the shape at once,
+# targets (A, B) in phases of PHASE_S (90) s: (20, 45) (45, 20) (70, 20) (20, 70).
+# With EXT_LOAD=1 the runs are made again for the algorithm "floating" with a CFS load on
+# both CPUs (stress-ng --cpu 2, nice 0), named "floating+load".
+#
+# Judged per job and phase from the application's stamps (rank 0's iteration ends; for mem
+# the slower rank's): the rate over a sliding window of WIN_S (5) s, every second. "settle"
+# = the first second from which every window up to the phase's end is within +-TOL (2)
+# points of the target; a phase passes when settle <= 30 s and the rate then holds for the
+# rest of the phase (>= 60 s). Also: controller evaluations and application iterations to
+# settle, the mean U held after settle, and the CPU freed against U = target (target - U).
+# Output: OUTDIR/results.tsv (one row per shape, algorithm, job, phase) and summary.md
+# (tables per shape, side by side). Each run takes the machine-wide RT lock for itself.
+set -euo pipefail
+F7_SRC=$(cd "$(dirname "$0")/.." && pwd)
+F7_BUILD=${F7_BUILD:-build}
+# shellcheck source=bench/fig7_lib.sh
+source "$F7_SRC/bench/fig7_lib.sh"
+
+SHAPES=${SHAPES:-"compute wait mem comm"}
+ALGOS=${ALGOS:-"linear adaptive floating"}
+PHASE_S=${PHASE_S:-90}
+EPS=${EPS:-2}
+TOL=${TOL:-2}
+WIN_S=${WIN_S:-5}
+LOCK_WAIT=${LOCK_WAIT:-1800}
+PHASES=("20 45" "45 20" "70 20" "20 70")
+if [ "${1:-}" = --one ]; then OUT=$OUT_ONE; else OUT=${1:-/tmp/ctl_shapes.$(date +%Y%m%d-%H%M%S)}; fi
+mkdir -p "$OUT"
+BIN=$F7_BIN
+
+# ---- the shapes ---------------------------------------------------------------------------
+
+# shape_start SHAPE JOB DURATION_S STAMPS_PREFIX: starts the job's 2 ranks reporting through
+# the agent, each writing its stamps to STAMPS_PREFIX.R when it can.
+shape_start() {
+	local shape=$1 job=$2 dur=$3 st=$4 r
+	case $shape in
+	compute | wait)
+		local w=0
+		[ "$shape" = wait ] && w=4ms
+		local c=10ms
+		[ "$shape" = wait ] && c=8ms
+		VSCHED_AGENT="ipc://$RUN/agent.sock" VSCHED_JOB=$job "$BIN/iowait" --ranks 2 \
+			--compute "$c" --wait "$w" --duration "${dur}s" --stamps "$st.0" \
+			>"$RUN/$job.out" 2>&1 &
+		F7_PIDS+=("$!")
+		;;
+	mem)
+		for r in 0 1; do
+			"$BIN/vschedctl" job run --job "$job" --rank "$r" --agent "ipc://$RUN/agent.sock" -- \
+				"$BIN/membench" --stride max --size 64MiB --duration "${dur}s" \
+				--stamps "$st.$r" >"$RUN/$job.$r.out" 2>&1 &
+			F7_PIDS+=("$!")
+		done
+		;;
+	comm)
+		"$BIN/bsp" --local 2 --compute "${COMM_COMPUTE}ms" --msg "$COMM_MSG" \
+			--duration "${dur}s" --timeout 60s --stamps "$st.0" -- \
+			"$BIN/vschedctl" job run --job "$job" --rank '{rank}' \
+			--agent "ipc://$RUN/agent.sock" -- >"$RUN/$job.out" 2>&1 &
+		F7_PIDS+=("$!")
+		;;
+	esac
+}
+
+# shape_rmax SHAPE: the job alone, unmanaged, for 6 s, twice: the better rate (it/s of the
+# slower rank, from its own stamps).
+shape_rmax() {
+	local shape=$1 best=0 i v
+	for i in 1 2; do
+		RUN=$(mktemp -d /tmp/vsched-shapes.XXXXXX)
+		F7_PIDS=()
+		shape_start_bare "$shape" 6 "$RUN/rm"
+		for p in "${F7_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+		v=$(stamps_rate "$RUN/rm" 1 1e18)
+		rm -rf "$RUN"
+		best=$(awk -v a="$best" -v b="$v" 'BEGIN { print (b > a ? b : a) }')
+	done
+	echo "$best"
+}
+
+# The job without vsched, agent or controller (no reports: no job name).
+shape_start_bare() {
+	local shape=$1 dur=$2 st=$3 r
+	case $shape in
+	compute) "$BIN/iowait" --ranks 2 --compute 10ms --wait 0 --duration "${dur}s" --stamps "$st.0" >/dev/null & ;;
+	wait) "$BIN/iowait" --ranks 2 --compute 8ms --wait 4ms --duration "${dur}s" --stamps "$st.0" >/dev/null & ;;
+	mem)
+		for r in 0 1; do
+			"$BIN/membench" --stride max --size 64MiB --duration "${dur}s" --stamps "$st.$r" >/dev/null &
+			F7_PIDS+=("$!")
+		done
+		return
+		;;
+	comm)
+		"$BIN/bsp" --local 2 --compute "${COMM_COMPUTE}ms" --msg "$COMM_MSG" --duration "${dur}s" \
+			--timeout 60s --stamps "$st.0" >/dev/null &
+		;;
+	esac
+	F7_PIDS+=("$!")
+}
+
+# stamps_rate PREFIX FROM_S TO_S: iterations/s between two instants (s since the stamps'
+# clock origin, CLOCK_MONOTONIC) of the slower of the stamp files PREFIX.*.
+stamps_rate() {
+	local f r worst=""
+	for f in "$1".*; do
+		[ -s "$f" ] || continue
+		r=$(awk -v a="$2" -v b="$3" '$2 / 1e9 >= a && $2 / 1e9 <= b { if (!n) t0 = $2; t1 = $2; n++ }
+			END { if (n > 1) printf "%.6f\n", (n - 1) / ((t1 - t0) / 1e9); else print 0 }' "$f")
+		if [ -z "$worst" ] || awk -v x="$r" -v y="$worst" 'BEGIN { exit !(x < y) }'; then worst=$r; fi
+	done
+	echo "${worst:-0}"
+}
+
+# ---- one run: a shape, an algorithm ---------------------------------------------------------
+
+# Seconds on the stamps' clock: /proc/uptime is CLOCK_BOOTTIME, which equals CLOCK_MONOTONIC
+# on a machine that has never been suspended (a server; these VMs).
+mono_now() { cut -d' ' -f1 /proc/uptime; }
+
+# sampler JOB: every second, "mono_s evaluations u_pct current_pct state" of the job.
+sampler() {
+	local job=$1
+	while :; do
+		printf '%s\t%s\n' "$(mono_now)" \
+			"$(actl job show "$job" --json 2>/dev/null | jq -r '[.evaluations, .u_pct, .current_pct, .state] | @tsv' 2>/dev/null)"
+		sleep 1
+	done >>"$RUN/samples.$job.tsv"
+}
+
+one_run() { # SHAPE ALGO RMAX NAME
+	local shape=$1 algo=$2 rmax=$3 name=$4 total=$((${#PHASES[@]} * PHASE_S + 20)) j k
+	rt_lock "$LOCK_WAIT"
+	RUN=$(mktemp -d /tmp/vsched-shapes.XXXXXX)
+	trap 'f7_cleanup; rm -rf "$RUN"' EXIT
+	f7_start_daemons
+	if [ -n "${LOAD:-}" ]; then
+		stress-ng --cpu 2 --timeout "$((total + 30))s" >/dev/null 2>&1 &
+		F7_PIDS+=("$!")
+	fi
+	for j in A B; do
+		shape_start "$shape" "$j" "$total" "$RUN/stamps.$j"
+	done
+	for j in A B; do
+		f7_wait 30 sh -c "'$BIN/vschedctl' -C 'ipc://$RUN/admin.sock' job list --json | jq -e '.[] | select(.name == \"$j\" and .ranks == 2)'" ||
+			f7_die "$name: job $j: 2 ranks not seen"
+		actl job set "$j" --rmax "$rmax" --algorithm "${algo%+load}" --epsilon "$EPS" >/dev/null
+		sampler "$j" &
+		F7_PIDS+=("$!")
+	done
+	: >"$RUN/phases.tsv"
+	for k in "${!PHASES[@]}"; do
+		read -r ta tb <<<"${PHASES[k]}"
+		printf '%s\t%s\t%s\t%s\n' "$k" "$(mono_now)" "$ta" "$tb" >>"$RUN/phases.tsv"
+		actl rate A "$ta" >/dev/null 2>&1 || f7_log "$name: rate A $ta refused: $(actl rate A "$ta" 2>&1)"
+		actl rate B "$tb" >/dev/null 2>&1 || f7_log "$name: rate B $tb refused: $(actl rate B "$tb" 2>&1)"
+		sleep "$PHASE_S"
+	done
+	printf '%s\t%s\t-\t-\n' end "$(mono_now)" >>"$RUN/phases.tsv"
+	analyse "$shape" "$algo" "$rmax" >>"$OUT/results.tsv"
+	mkdir -p "$OUT/$name"
+	cp "$RUN"/*.tsv "$RUN"/*.log "$OUT/$name/" 2>/dev/null || true
+}
+
+# analyse SHAPE ALGO RMAX: one row per job and phase (see the top of the file).
+analyse() {
+	local shape=$1 algo=$2 rmax=$3 j
+	for j in A B; do
+		awk -v shape="$shape" -v algo="$algo" -v job="$j" -v rmax="$rmax" -v win="$WIN_S" \
+			-v tol="$TOL" -v phases="$RUN/phases.tsv" -v samples="$RUN/samples.$j.tsv" '
+		function rate_at(t,   lo, hi, i, n, a, b) { # slower rank, window [t - win, t]
+			worst = -1
+			for (f = 0; f < nf; f++) {
+				n = 0
+				for (i = 1; i <= cnt[f]; i++) {
+					if (ts[f, i] < t - win) continue
+					if (ts[f, i] > t) break
+					if (!n) a = ts[f, i]
+					b = ts[f, i]; n++
+				}
+				r = n > 1 ? (n - 1) / (b - a) : 0
+				if (worst < 0 || r < worst) worst = r
+			}
+			return 100 * worst / rmax
+		}
+		BEGIN {
+			nf = 0
+			while ((getline line < phases) > 0) {
+				split(line, p, "\t"); np++; pk[np] = p[1]; pt[np] = p[2]
+				tgt[np] = job == "A" ? p[3] : p[4]
+			}
+			while ((getline line < samples) > 0) {
+				split(line, s, "\t"); ns++; st[ns] = s[1]; sev[ns] = s[2]; su[ns] = s[3]
+			}
+		}
+		FNR == 1 { nf++ }
+		{ cnt[nf - 1]++; ts[nf - 1, cnt[nf - 1]] = $2 / 1e9 }
+		END {
+			for (k = 1; k < np; k++) {
+				t0 = pt[k]; t1 = pt[k + 1]; g = tgt[k]; settle = -1
+				for (t = t0 + win; t <= t1; t += 1) {
+					r = rate_at(t)
+					if (r < g - tol || r > g + tol) settle = -1
+					else if (settle < 0) settle = t - t0
+				}
+				# evaluations, iterations to settle; U held after it
+				ev0 = ev1 = ""; us = 0; un = 0
+				for (i = 1; i <= ns; i++) {
+					if (st[i] < t0 || st[i] > t1) continue
+					if (ev0 == "") ev0 = sev[i]
+					if (settle >= 0 && st[i] <= t0 + settle) ev1 = sev[i]
+					if (settle >= 0 && st[i] >= t0 + settle && su[i] != "null" && su[i] != "") { us += su[i]; un++ }
+				}
+				it = 0
+				for (i = 1; i <= cnt[0]; i++) if (ts[0, i] >= t0 && settle >= 0 && ts[0, i] <= t0 + settle) it++
+				u = un ? us / un : -1
+				ok = settle >= 0 && settle <= 30 && t1 - t0 - settle >= 60
+				printf "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\n", shape, algo, job, k - 1, g,
+					settle < 0 ? "never" : sprintf("%.0f", settle),
+					settle < 0 || ev1 == "" ? "-" : ev1 - ev0, settle < 0 ? "-" : it,
+					ok ? "pass" : "FAIL", u, u < 0 ? 0 : g - u, rate_at(t1)
+			}
+		}' "$RUN/stamps.$j".*
+	done
+}
+
+# ---- the whole benchmark --------------------------------------------------------------------
+
+summary() {
+	{
+		echo "# ctl_shapes: $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+		echo "phases of ${PHASE_S} s, (A, B) targets: ${PHASES[*]}; epsilon $EPS; pass = within +-$TOL"
+		echo "points of the target from <= 30 s after the change to the phase end (>= 60 s), windows of ${WIN_S} s"
+		for shape in $SHAPES; do
+			echo
+			echo "## $shape (R_max $(grep "^$shape	" "$OUT/rmax.tsv" | cut -f2) it/s)"
+			echo
+			echo "| algorithm | job | phase | target % | settle s | evaluations | iterations | result | U held % | CPU freed (target - U) | rate at end % |"
+			echo "|---|---|---|---|---|---|---|---|---|---|---|"
+			awk -F'\t' -v s="$shape" '$1 == s { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %+.1f | %.1f |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$OUT/results.tsv"
+		done
+	} >"$OUT/summary.md"
+}
+
+if [ "${1:-}" = --one ]; then # internal: one locked run in its own process
+	shift
+	[ "$1" = comm ] && read -r COMM_COMPUTE COMM_MSG <"$OUT_ONE/comm.fixed"
+	one_run "$@"
+	exit 0
+fi
+
+[ "$(id -u)" = 0 ] || f7_die "needs root (vsched uses SCHED_FIFO)"
+: >"$OUT/results.tsv"
+: >"$OUT/rmax.tsv"
+for shape in $SHAPES; do
+	if [ "$shape" = comm ]; then
+		f7_bsp_calibrate 1:5 100ms >"$OUT/comm.fixed"
+		read -r COMM_COMPUTE COMM_MSG <"$OUT/comm.fixed"
+	fi
+	rmax=$(shape_rmax "$shape")
+	printf '%s\t%s\n' "$shape" "$rmax" >>"$OUT/rmax.tsv"
+	f7_log "$shape: R_max $rmax it/s"
+	runs=$ALGOS
+	[ -n "${EXT_LOAD:-}" ] && runs="$runs floating+load"
+	for algo in $runs; do
+		f7_log "$shape / $algo"
+		LOAD=$([ "${algo#*+}" = load ] && echo 1 || true) OUT_ONE=$OUT \
+			timeout -k 10 $((${#PHASES[@]} * PHASE_S + LOCK_WAIT + 300)) \
+			bash "$0" --one "$shape" "$algo" "$rmax" "$shape-$algo" || f7_log "$shape / $algo: run failed"
+	done
+done
+summary
+cat "$OUT/summary.md"

@@ -1,0 +1,492 @@
+/*
+ * The "floating" control algorithm (the default): U = slice/period is a controlled variable.
+ *
+ * Model. At a fixed period T a job's rate is an increasing function r = f_T(U) (percent of
+ * R_max against percent of a CPU). f is U itself only for pure computation: blocking waits
+ * make f concave and above U (the wait overlaps time the job would be parked anyway), memory
+ * contention and waiting for other ranks make it lower. The algorithm learns f near the
+ * operating point and moves U to where f(U) = r_target:
+ *
+ *     U' = U + g (r_target - r) / s,        clamped to [U_lo, U_hi]
+ *
+ * s is the local slope dr/dU: the least-squares slope over the last CONTROL_FPTS evaluations
+ * at this period when their U spread over at least SPREAD_MIN points, else the last such
+ * slope, else the efficiency r/U (exact for f = kU); always within [SLOPE_LO, SLOPE_HI] times
+ * r/U. U_lo = min_slice/T, U_hi = min(u_max, the admission limit).
+ *
+ * Stability. Near the fixed point the error evolves as e' = (1 - g s_true/s) e: monotone for
+ * 0 < g s_true/s <= 1, a decaying overshoot up to 2. g = 1 far from the target (|e| > 3 dead
+ * bands) and 0.7 near it, so a slope underestimated by up to 2.8x still converges, and an
+ * overestimated one only converges more slowly. Where even the longest evaluation is noisier
+ * than eps/3, g near the target falls with (eps / 3 sigma)^2, so that the small steps average
+ * that many evaluations (stochastic approximation) instead of chasing noise. Steps are taken only
+ * when |e| exceeds the dead band db = clamp(2 sigma, 0.3 eps, eps), sigma being the s.d. of one
+ * evaluation measured from successive evaluations at an unchanged constraint: noise alone triggers
+ * a step with probability < 5 %, so the loop does not chase noise. An evaluation spans whole
+ * application reports over at least eval_periods periods (the slice's phase averages out) and
+ * eval_min_ns; its length doubles (up to eval_max_ns) while sigma > eps/3 and halves when sigma <
+ * eps/8, so that the dead band fits inside the band.
+ *
+ * Inside a bracket (fit points below and above the target at this period) the step goes to
+ * where the chord between them meets the target (regula falsi), which converges on any
+ * monotone curve whatever the slope estimate, also where the rate is very steep in U.
+ *
+ * Period search (the paper's granularity effect, for efficiency only). Once U has settled
+ * (2 evaluations in the dead band; or after UNSETTLED steps without settling), the period is halved
+ * while the U the model says the target needs there, U + (r_target - r)/s, falls by more than a
+ * dead band's worth (doubled from the start instead if the first halving did not help), within
+ * [floor, initial_period]. Each probe runs at the U the best period so far needs, so the rate stays
+ * near the target while it searches. The search ends at the period that needs the least U (the best
+ * measured efficiency), with that U; a tie keeps the coarser period (less overhead, fewer deadline
+ * misses). Done once per job, again after the nodes' floor moved.
+ *
+ * Co-scheduling (u_slot_ns set): a job holds whole slots of the frame, so U moves in steps
+ * of one slot at the period (the sub-frame): every U above is rounded to the nearest whole
+ * number of slots, at least one. The rate then reaches the target within half a slot's
+ * worth of rate, and a step that rounds to the current U holds.
+ *
+ * Saturation. At U_hi with the rate below the target by more than the dead band the job is
+ * unreachable: it holds U_hi, the most it can get, and need_u_pct is the U the model says it
+ * needs; at U_lo above the target likewise (faster than asked at the smallest slice). A
+ * refused rise of U (a node's admission control) caps U where it was until the daemon raises
+ * the limit again (control_set_u_limit()).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "control.h"
+
+#define SPREAD_MIN 2.0 /* points of U between fit points for a slope fit */
+#define SLOPE_LO   0.2 /* slope bounds, times the efficiency r/U */
+#define SLOPE_HI   3.0
+#define SLOPE_MIN  0.05 /* points of rate per point of U */
+#define U_STEP_MIN 0.05 /* smaller U changes are not sent */
+#define GAIN_NEAR  0.7
+#define NEED_MAX   999.0 /* shown need: "more than a CPU" beyond 100 */
+#define UNSETTLED  6     /* U steps at one period after which the period search starts anyway */
+
+void control_floating_init(struct control_job *job)
+{
+	struct control_float *f = &job->fl;
+
+	memset(f, 0, sizeof(*f));
+	f->u_limit_pct = 100.0;
+	f->noise_pct = job->p.noise_pct;
+	f->prev_e = NAN;
+	f->need_u_pct = NAN;
+	f->win_mult = 1;
+}
+
+mono_ns control_floating_eval_len(const struct control_job *job)
+{
+	mono_ns len = job->p.eval_periods * job->period_ns;
+
+	if (len < job->p.eval_min_ns)
+		len = job->p.eval_min_ns;
+	len *= job->fl.win_mult;
+	return len < job->p.eval_max_ns ? len : job->p.eval_max_ns;
+}
+
+bool control_floating_inband(const struct control_job *job)
+{
+	return job->fl.settled > 0;
+}
+
+static double u_lo(const struct control_job *job, mono_ns period)
+{
+	return 100.0 * (double)job->p.min_slice_ns / (double)period;
+}
+
+static double u_hi(const struct control_job *job)
+{
+	return fmin(job->p.u_max_pct, job->fl.u_limit_pct);
+}
+
+static double clamp(double x, double lo, double hi)
+{
+	return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* u within the bounds at period; with u_slot set (co-scheduling: a job holds whole slots
+ * of the frame), the nearest whole number of slots of that period inside them, at least
+ * one slot. */
+static double u_fit(const struct control_job *job, mono_ns period, double u)
+{
+	double lo = u_lo(job, period), hi = u_hi(job), q;
+
+	u = clamp(u, lo, hi);
+	if (job->p.u_slot_ns == 0)
+		return u;
+	q = 100.0 * (double)job->p.u_slot_ns / (double)period;
+	lo = fmax(q, ceil(lo / q - 1e-9) * q);
+	hi = fmax(q, floor(hi / q + 1e-9) * q);
+	return clamp(round(u / q) * q, lo, hi);
+}
+
+static double dead_band(const struct control_job *job)
+{
+	double eps = job->p.epsilon_pct;
+	return clamp(2.0 * job->fl.noise_pct, 0.3 * eps, eps);
+}
+
+/* A new constraint: the fit points and the noise pairing belong to the old one. */
+static void apply(struct control_job *job, mono_ns period, double u, mono_ns now,
+                  enum control_reason why, struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+
+	if (period != job->period_ns) {
+		f->npts = 0;
+		f->pts_pos = 0;
+		f->steps = 0;
+	}
+	f->prev_e = NAN;
+	control_apply(job, period, u, now, why, out);
+}
+
+/* ---- learning: fit points, slope, noise, evaluation length ---------------------------- */
+
+static void fit_slope(struct control_float *f)
+{
+	double w = 1, sw = 0, su = 0, sr = 0, lo = INFINITY, hi = -INFINITY;
+	double suu = 0, sur = 0;
+
+	for (uint32_t k = 0; k < f->npts; k++, w *= 0.8) { /* newest first, older weigh less */
+		const struct control_fpoint *p =
+		    &f->pts[(f->pts_pos + CONTROL_FPTS - 1 - k) % CONTROL_FPTS];
+		sw += w;
+		su += w * p->u;
+		sr += w * p->r;
+		suu += w * p->u * p->u;
+		sur += w * p->u * p->r;
+		lo = fmin(lo, p->u);
+		hi = fmax(hi, p->u);
+	}
+	if (f->npts < 2 || hi - lo < SPREAD_MIN)
+		return; /* keep the last fitted slope */
+	double var = suu / sw - (su / sw) * (su / sw);
+	double cov = sur / sw - (su / sw) * (sr / sw);
+	if (var > 0 && cov > 0)
+		f->slope = cov / var;
+}
+
+/* s.d. of one evaluation from successive ones at the same constraint; the evaluation length
+ * follows it (see the top of the file). */
+static void learn_noise(struct control_job *job, double e)
+{
+	struct control_float *f = &job->fl;
+	double eps = job->p.epsilon_pct;
+
+	if (!isnan(f->prev_e)) {
+		double d = e - f->prev_e;
+		f->noise_pct = sqrt(0.8 * f->noise_pct * f->noise_pct + 0.2 * d * d / 2);
+		if (f->noise_pct > eps / 3 && control_floating_eval_len(job) < job->p.eval_max_ns) {
+			f->win_mult *= 2;
+			f->noise_pct /= M_SQRT2;
+		} else if (f->noise_pct < eps / 8 && f->win_mult > 1) {
+			f->win_mult /= 2;
+			f->noise_pct *= M_SQRT2;
+		}
+	}
+	f->prev_e = e;
+}
+
+static void learn(struct control_job *job, double e, double r)
+{
+	struct control_float *f = &job->fl;
+
+	f->pts[f->pts_pos] = (struct control_fpoint){.u = job->cur_u_pct, .r = r};
+	f->pts_pos = (f->pts_pos + 1) % CONTROL_FPTS;
+	if (f->npts < CONTROL_FPTS)
+		f->npts++;
+	fit_slope(f);
+	learn_noise(job, e);
+}
+
+/* The slope to step with at (U, r). */
+static double slope_at(const struct control_job *job, double u, double r)
+{
+	double eff = r / u;
+	double s = job->fl.slope > 0 ? job->fl.slope : eff;
+
+	s = clamp(s, SLOPE_LO * eff, SLOPE_HI * eff);
+	return s > SLOPE_MIN ? s : SLOPE_MIN;
+}
+
+/* ---- U towards the target ------------------------------------------------------------ */
+
+/* Regula falsi: with fit points on both sides of the target (the highest U below it, the
+ * lowest U above it, in that order), the U between them where the chord meets the target;
+ * else NAN. A monotone rate curve has its root inside the bracket, whatever its slope. */
+static double bracket_u(const struct control_job *job)
+{
+	const struct control_float *f = &job->fl;
+	const struct control_fpoint *lo = NULL, *hi = NULL;
+	double t = job->target_pct;
+
+	for (uint32_t k = 0; k < f->npts; k++) {
+		const struct control_fpoint *p = &f->pts[k];
+		if (p->r < t && (!lo || p->u > lo->u))
+			lo = p;
+		if (p->r > t && (!hi || p->u < hi->u))
+			hi = p;
+	}
+	if (!lo || !hi || lo->u >= hi->u)
+		return NAN;
+	return lo->u + (t - lo->r) * (hi->u - lo->u) / (hi->r - lo->r);
+}
+
+/* The gain of a step at error e: 1 for a real change (beyond 3 dead bands), else GAIN_NEAR,
+ * reduced where one evaluation's noise is still above eps/3 at the longest evaluation, so
+ * that successive small steps average the noise instead of following it. */
+static double gain(const struct control_job *job, double e)
+{
+	double lim = job->p.epsilon_pct / 3, sd = job->fl.noise_pct;
+
+	if (fabs(e) > 3 * dead_band(job))
+		return 1.0;
+	if (sd <= lim || control_floating_eval_len(job) < job->p.eval_max_ns)
+		return GAIN_NEAR; /* the evaluation can still grow instead */
+	return GAIN_NEAR * (lim / sd) * (lim / sd);
+}
+
+/* The U to move to from U with error e at rate r: inside a bracket its chord, else a step
+ * along the slope, at most halving or doubling U (+20 points); both scaled by gain(). */
+static double u_want(const struct control_job *job, double e, double r)
+{
+	double u = job->cur_u_pct, b = bracket_u(job);
+	double g = gain(job, e);
+
+	if (!isnan(b))
+		return u + g * (b - u);
+	return clamp(u - g * e / slope_at(job, u, r), u / 2, fmax(2 * u, u + 20));
+}
+
+/* Moves U for error e at rate r. Returns false when the step is too small to send (and the
+ * job is not pinned at a bound): U holds, as in the dead band. */
+static bool step_u(struct control_job *job, double e, double r, mono_ns now,
+                   struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+	double u = job->cur_u_pct, s = slope_at(job, u, r);
+	double lo = u_fit(job, job->period_ns, 0), hi = u_fit(job, job->period_ns, 100);
+	double want = u_want(job, e, r);
+	double nu = u_fit(job, job->period_ns, want);
+
+	f->full_step = fabs(e) > 3 * dead_band(job);
+	/* unreachable: pinned at a bound that the model says is not enough */
+	job->unreachable = (e < 0 && want > hi && u >= hi - U_STEP_MIN) ||
+	                   (e > 0 && want < lo && u <= lo + U_STEP_MIN);
+	f->need_u_pct = job->unreachable ? clamp(u - e / s, 0, NEED_MAX) : NAN;
+	if (fabs(nu - u) < U_STEP_MIN) {
+		if (!job->unreachable)
+			return false;
+		control_keep(job, CONTROL_R_UNREACHABLE, out);
+		return true;
+	}
+	apply(job, job->period_ns, nu, now, CONTROL_R_USTEP, out);
+	return true;
+}
+
+/* ---- period search for efficiency ------------------------------------------------------ */
+
+/* The U the model says the target needs at the current period, given rate r at U. */
+static double u_need(const struct control_job *job, double r)
+{
+	double u = job->cur_u_pct;
+	return u + (job->target_pct - r) / slope_at(job, u, r);
+}
+
+/* The next period in direction dir from p, or 0 when outside [floor, initial]. */
+static mono_ns next_period(const struct control_job *job, mono_ns p, int dir)
+{
+	mono_ns n = dir < 0 ? p / 2 : 2 * p;
+	if (n < control_min_period(job, job->fl.best_u) || n > job->p.initial_period_ns)
+		return 0;
+	return n;
+}
+
+/* Measures period at the U the best period needs, so the rate stays near the target. */
+static void probe(struct control_job *job, mono_ns period, mono_ns now,
+                  struct control_decision *out)
+{
+	double u = u_fit(job, period, job->fl.best_u);
+
+	job->fl.search = CONTROL_FS_PROBE;
+	apply(job, period, u, now, CONTROL_R_PROBE, out);
+}
+
+/* Ends the search at the best period. Returns false when that is the current one, whose
+ * evaluation the caller then uses as usual. */
+static bool search_end(struct control_job *job, mono_ns now, struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+	mono_ns p = f->best_period;
+
+	f->search = CONTROL_FS_NONE;
+	f->searched = true;
+	if (p == job->period_ns)
+		return false;
+	apply(job, p, u_fit(job, p, f->best_u), now, CONTROL_R_BEST, out);
+	return true;
+}
+
+/* Starts the search from the current period, where U has settled with rate r. */
+static void search_start(struct control_job *job, double r, mono_ns now,
+                         struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+	mono_ns n;
+
+	f->best_period = job->period_ns;
+	f->best_u = u_need(job, r);
+	f->improved = false;
+	f->dir = -1;
+	n = next_period(job, job->period_ns, -1);
+	if (!n) {
+		f->dir = 1;
+		n = next_period(job, job->period_ns, 1);
+	}
+	if (!n) {
+		f->searched = true;
+		control_keep(job, CONTROL_R_INBAND, out);
+		return;
+	}
+	probe(job, n, now, out);
+}
+
+/* A probe's evaluation (rate r): a period is better when it needs less U for the target, by
+ * more than the dead band's worth of U. Returns false when the search ended at this period
+ * (the caller evaluates r as usual). */
+static bool search_feed(struct control_job *job, double r, mono_ns now,
+                        struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+	double need = u_need(job, r);
+	double margin = dead_band(job) / slope_at(job, job->cur_u_pct, r);
+	mono_ns n;
+
+	if (need < f->best_u - margin) {
+		f->best_period = job->period_ns;
+		f->best_u = need;
+		f->improved = true;
+		n = next_period(job, job->period_ns, f->dir);
+	} else if (!f->improved && f->dir < 0) {
+		f->dir = 1; /* finer did not help: try coarser from the start */
+		n = next_period(job, f->best_period, 1);
+	} else {
+		n = 0;
+	}
+	if (n) {
+		probe(job, n, now, out);
+		return true;
+	}
+	return search_end(job, now, out);
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+/* U holds (in the dead band, or a step too small to send); after two such evaluations in a
+ * row the period search starts, once. */
+static void hold(struct control_job *job, double r, mono_ns now, struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+
+	f->settled++;
+	f->need_u_pct = NAN;
+	job->unreachable = false;
+	if (f->settled >= 2 && !f->searched) {
+		search_start(job, r, now, out);
+		return;
+	}
+	control_keep(job, CONTROL_R_INBAND, out);
+}
+
+void control_floating_eval(struct control_job *job, double e, mono_ns now,
+                           struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+	double r = job->last_rate_pct;
+
+	learn(job, e, r);
+	if (f->search == CONTROL_FS_PROBE && search_feed(job, r, now, out)) {
+		f->settled = 0;
+		return;
+	}
+	if (fabs(e) <= dead_band(job)) {
+		hold(job, r, now, out);
+		return;
+	}
+	/* a period where U does not settle is the granularity problem itself: search */
+	if (++f->steps > UNSETTLED && !f->searched) {
+		f->settled = 0;
+		search_start(job, r, now, out);
+		return;
+	}
+	if (step_u(job, e, r, now, out))
+		f->settled = 0;
+	else
+		hold(job, r, now, out);
+}
+
+/* U for a new target from the model at the last evaluation at this period, else U = target. */
+void control_floating_target(struct control_job *job, mono_ns now, struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+	mono_ns period = job->period_ns;
+	double u = job->target_pct;
+
+	f->settled = 0;
+	f->need_u_pct = NAN;
+	f->u_limit_pct = 100.0; /* a new target is a new admission: the nodes say what fits */
+	job->unreachable = false;
+	if (f->search == CONTROL_FS_PROBE) { /* abandon the probe, search again later */
+		f->search = CONTROL_FS_NONE;
+		period = f->best_period;
+	} else if (f->npts > 0) {
+		const struct control_fpoint *p =
+		    &f->pts[(f->pts_pos + CONTROL_FPTS - 1) % CONTROL_FPTS];
+		u = p->u + (job->target_pct - p->r) / slope_at(job, p->u, p->r);
+	}
+	if (period < control_min_period(job, u))
+		period = job->p.initial_period_ns;
+	apply(job, period, u_fit(job, period, u), now, CONTROL_R_TARGET, out);
+}
+
+void control_floating_bounds(struct control_job *job, enum control_reason why, mono_ns now,
+                             struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+	double u = fmin(job->cur_u_pct, u_hi(job));
+	mono_ns period = job->period_ns;
+
+	if (f->search == CONTROL_FS_PROBE) {
+		f->search = CONTROL_FS_NONE;
+		period = f->best_period;
+	}
+	if (why == CONTROL_R_FLOOR)
+		f->searched = false;
+	if (period < control_min_period(job, u)) {
+		period = control_min_period(job, u);
+		if (period > job->p.initial_period_ns)
+			period = job->p.initial_period_ns;
+	}
+	f->settled = 0;
+	apply(job, period, u_fit(job, period, u), now, why, out);
+}
+
+void control_floating_rejected(struct control_job *job, double refused_u_pct)
+{
+	if (refused_u_pct > job->prev_u_pct && job->prev_u_pct > 0)
+		job->fl.u_limit_pct = job->prev_u_pct;
+	job->fl.search = CONTROL_FS_NONE;
+	job->fl.settled = 0;
+	job->fl.prev_e = NAN;
+}
+
+double control_start_u(const struct control_job *job)
+{
+	if (job->p.algo != CONTROL_ALGO_FLOATING)
+		return job->target_pct;
+	return u_fit(job, job->p.initial_period_ns, job->target_pct);
+}
