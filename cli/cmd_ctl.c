@@ -210,17 +210,19 @@ static void json_job(FILE *f, const struct padm_job *j, const char *indent)
 	fprintf(f, ", \"period_ns\": %llu, \"slice_ns\": %llu, \"util_pct\": ",
 	        (unsigned long long)j->period, (unsigned long long)j->slice);
 	json_num(f, j->period ? 100.0 * (double)j->slice / (double)j->period : NAN);
-	fprintf(f,
-	        ", \"delta_period_ns\": %llu, \"min_period_ns\": %llu, \"min_slice_ns\": %llu, "
-	        "\"initial_period_ns\": %llu, \"gen\": %llu, \"pending\": %s, "
-	        "\"mem_bps\": %llu, \"net_bps\": %llu, \"class\": \"%s\", \"misses\": %llu, "
-	        "\"evaluations\": %llu, \"changes\": %llu, \"reason\": ",
-	        (unsigned long long)j->delta_period, (unsigned long long)j->min_period,
-	        (unsigned long long)j->min_slice, (unsigned long long)j->initial_period,
-	        (unsigned long long)j->gen, j->flags & PADM_JF_PENDING ? "true" : "false",
-	        (unsigned long long)j->mem_bps, (unsigned long long)j->net_bps,
-	        padm_class_name(j->klass), (unsigned long long)j->misses,
-	        (unsigned long long)j->evaluations, (unsigned long long)j->changes);
+	fprintf(
+	    f,
+	    ", \"delta_period_ns\": %llu, \"min_period_ns\": %llu, \"min_slice_ns\": %llu, "
+	    "\"initial_period_ns\": %llu, \"gen\": %llu, \"pending\": %s, \"progress_signal\": %s, "
+	    "\"mem_bps\": %llu, \"net_bps\": %llu, \"class\": \"%s\", \"misses\": %llu, "
+	    "\"evaluations\": %llu, \"changes\": %llu, \"reason\": ",
+	    (unsigned long long)j->delta_period, (unsigned long long)j->min_period,
+	    (unsigned long long)j->min_slice, (unsigned long long)j->initial_period,
+	    (unsigned long long)j->gen, j->flags & PADM_JF_PENDING ? "true" : "false",
+	    j->flags & PADM_JF_NO_SIGNAL ? "false" : "true", (unsigned long long)j->mem_bps,
+	    (unsigned long long)j->net_bps, padm_class_name(j->klass),
+	    (unsigned long long)j->misses, (unsigned long long)j->evaluations,
+	    (unsigned long long)j->changes);
 	json_str(f, j->reason);
 	fputs(", \"u_pct\": ", f);
 	json_num(f, j->u_pct);
@@ -388,6 +390,10 @@ static void show_text(const struct padm_reply *rep)
 	if (!isnan(j->current_pct))
 		printf(", current %.1f%%, error %+.1f points\n", j->current_pct,
 		       isnan(j->err_pct) ? 0.0 : j->err_pct);
+	else if (j->flags & PADM_JF_NO_SIGNAL)
+		printf(
+		    ", no progress signal yet (%u rank%s registered, none has reported a unit)\n",
+		    j->nranks, j->nranks == 1 ? "" : "s");
 	else
 		printf(", no rate reported yet\n");
 	if (j->flags & PADM_JF_RMAX_KNOWN)

@@ -186,9 +186,9 @@ static void job_row(FILE *f, const struct padm_job *j)
 	fprintf(f, JOB_FMT, cut(j->name, 11, name, sizeof(name)),
 	        dash_count(j->nranks, rnk, sizeof(rnk)), tgt, cur, err(j->err_pct, e, sizeof(e)), u,
 	        eff(j->eff, ef, sizeof(ef)), dash_dur(j->period, per, sizeof(per)),
-	        state_abbrev(j->state), dash_mbs(j->mem_bps, mem, sizeof(mem)),
-	        dash_mbs(j->net_bps, net, sizeof(net)), class_abbrev(j->klass),
-	        dash_count(j->misses, miss, sizeof(miss)));
+	        j->flags & PADM_JF_NO_SIGNAL ? "nosig" : state_abbrev(j->state),
+	        dash_mbs(j->mem_bps, mem, sizeof(mem)), dash_mbs(j->net_bps, net, sizeof(net)),
+	        class_abbrev(j->klass), dash_count(j->misses, miss, sizeof(miss)));
 }
 
 static const char *used_cap(uint64_t used, uint64_t cap, bool have_used, char *buf, size_t len)

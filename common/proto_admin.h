@@ -100,7 +100,8 @@ enum padm_class {
 #define PADM_JF_RMAX_KNOWN 0x01 /* r_max is known (given or measured) */
 #define PADM_JF_RMAX_GIVEN 0x02 /* r_max was given by the administrator */
 #define PADM_JF_PENDING    0x04 /* a constraint change is being applied */
-#define PADM_JF_ALL        0x07
+#define PADM_JF_NO_SIGNAL  0x08 /* ranks registered, none has reported progress yet */
+#define PADM_JF_ALL        0x0f
 
 /* JOB_SET mask */
 #define PADM_SET_ALGO           0x0001

@@ -76,6 +76,18 @@ static void fill_job_u(const struct ctld *d, const struct job *jb, struct padm_j
 		         jb->commit.reason);
 }
 
+/* Ranks are registered but none has reported a unit yet: libapprate-mpi's auto mode before
+ * it has found the main loop's period, or a program that never calls the progress API. */
+static bool no_progress_signal(const struct job *jb)
+{
+	if (jb->nranks == 0 || isfinite(jb->control.loop.last_rate_pct))
+		return false;
+	for (uint32_t r = 0; r < jb->cap_ranks; r++)
+		if (jb->ranks[r].used && isfinite(jb->ranks[r].rate))
+			return false;
+	return true;
+}
+
 static void fill_job(const struct ctld *d, const struct job *jb, struct padm_job *o, mono_ns now)
 {
 	const struct job_control *jc = &jb->control;
@@ -91,6 +103,8 @@ static void fill_job(const struct ctld *d, const struct job *jb, struct padm_job
 		o->flags |= PADM_JF_RMAX_GIVEN;
 	if (jb->txn.active)
 		o->flags |= PADM_JF_PENDING;
+	if (no_progress_signal(jb))
+		o->flags |= PADM_JF_NO_SIGNAL;
 	/* coschedule: the class the plan uses (bandwidth averaged over bw_window) */
 	o->klass = d->cfg.cs.on ? jb->plan.klass : jobbw_class(d, jb, false, now);
 	o->nranks = jb->nranks;

@@ -1,6 +1,7 @@
 # controller_admin: the real vsched-controller with two "nodes" (each its own vsched on one
 # CPU and its own vsched-agent) and a job with one rank on each:
-#  - nodes register and the job's ranks are known (job list / node list / top --once);
+#  - nodes register and the job's ranks are known (job list / node list / top --once); ranks
+#    that never report progress show as "no progress signal yet" (nosig, progress_signal);
 #  - bad admin requests are refused with a one-line reason, a non-zero exit, and nothing
 #    changes: unknown job, 0, 101, -5, "abc";
 #  - a valid target reaches every node's vsched (U = target at the initial period);
@@ -36,9 +37,14 @@ actl job set jobA --rmax 1000 >/dev/null || ctld_fail "job set --rmax refused"
 [ "$(job_field jobA state)" = idle ] && [ "$(job_field jobA r_max_source)" = given ] ||
 	ctld_fail "jobA with R_max and no target: $(actl job list --json)"
 pass "two nodes registered, jobA's ranks known on both; R_max given"
+[ "$(job_field jobA progress_signal)" = false ] ||
+	ctld_fail "jobA's ranks never reported, progress_signal $(job_field jobA progress_signal)"
+actl job show jobA | grep -q "no progress signal yet (2 ranks registered" ||
+	ctld_fail "job show jobA: $(actl job show jobA)"
 actl top --once >"$TMP/top.txt" || ctld_fail "top --once failed"
 grep -Eq '^jobA +2 +- ' "$TMP/top.txt" && grep -Eq '^n1 +[0-9]+ .* up ' "$TMP/top.txt" &&
 	grep -Eq '^n2 +[0-9]+ .* up ' "$TMP/top.txt" || ctld_fail "dashboard: $(cat "$TMP/top.txt")"
+grep -Eq '^jobA +2 .* nosig ' "$TMP/top.txt" || ctld_fail "dashboard: jobA not nosig: $(cat "$TMP/top.txt")"
 awk 'length > 79 { exit 1 }' "$TMP/top.txt" || ctld_fail "dashboard wider than 79 columns"
 pass "top --once: one frame, jobs and nodes, within 80 columns"
 

@@ -64,6 +64,7 @@ cu=$(job_field io u_pct)
 eff=$(job_field io efficiency)
 within "$cu" 1 $((TARGET - 5)) || fail "controller shows U $cu %"
 within "$eff" 1.1 10 || fail "controller shows efficiency $eff (expected above 1)"
+[ "$(job_field io progress_signal)" = true ] || fail "a reporting job shows no progress signal"
 wait_until 40 job_is io state stable || ctld_fail "state $(job_field io state), not stable"
 actl top --once | grep -E '^io ' || fail "job missing from the dashboard"
 pass "U $cu % below the target $TARGET %, efficiency $eff, stable"

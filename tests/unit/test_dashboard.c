@@ -24,7 +24,7 @@
 #error "VS_GOLDEN must name tests/golden/dashboard_80col.txt"
 #endif
 
-static struct padm_job jobs[4];
+static struct padm_job jobs[5];
 static struct padm_node nodes[3];
 
 static void sample(struct padm_reply *r)
@@ -81,6 +81,17 @@ static void sample(struct padm_reply *r)
 	jobs[3].u_pct = NAN;
 	jobs[3].eff = NAN;
 
+	/* an unmodified MPI job whose main loop libapprate-mpi has not found yet */
+	strcpy(jobs[4].name, "lammps");
+	jobs[4].state = PADM_ST_CALIBRATING;
+	jobs[4].flags = PADM_JF_NO_SIGNAL;
+	jobs[4].nranks = 4;
+	jobs[4].target_milli = 30000;
+	jobs[4].current_pct = NAN;
+	jobs[4].err_pct = NAN;
+	jobs[4].u_pct = NAN;
+	jobs[4].eff = NAN;
+
 	strcpy(nodes[0].name, "node001");
 	nodes[0].up = 1;
 	nodes[0].ncpus = 64;
@@ -105,7 +116,7 @@ static void sample(struct padm_reply *r)
 	nodes[2].ncpus = 8;
 	nodes[2].hb_age_ms = UINT64_MAX;
 
-	r->njobs = 4;
+	r->njobs = 5;
 	r->jobs = jobs;
 	r->nnodes = 3;
 	r->nodes = nodes;
