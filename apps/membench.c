@@ -42,13 +42,14 @@ struct mb_cfg {
 	uint64_t duration_ns;
 	uint64_t passes; /* 0: no limit */
 	const char *job;
+	const char *stamps; /* --stamps FILE: one line per pass */
 	bool verbose;
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: membench [--size BYTES] [--stride WORDS|min|max] [--duration DUR]\n"
-	      "                [--passes K] [--job NAME] [-v]\n"
+	      "                [--passes K] [--job NAME] [--stamps FILE] [-v]\n"
 	      "\n"
 	      "Sweeps a block of 8-byte words again and again with a stride, like MemBUS's\n"
 	      "membench, and prints the memory bandwidth it used.\n"
@@ -61,6 +62,7 @@ static void usage(FILE *f)
 	      "  --duration DUR    stop after DUR (default 10s)\n"
 	      "  --passes K        stop after K passes over the block (whichever comes first)\n"
 	      "  --job NAME        libapprate job name (default $VSCHED_JOB; none: no reports)\n"
+	      "  --stamps FILE     write \"PASS MONOTONIC_NS\" at the end of every pass\n"
 	      "  -v                print the bandwidth every second\n",
 	      f);
 }
@@ -85,10 +87,15 @@ static uint64_t llc_size(void)
 static void parse(int argc, char **argv, struct mb_cfg *c)
 {
 	static const struct option longopts[] = {
-	    {"size", required_argument, NULL, 's'},     {"stride", required_argument, NULL, 't'},
-	    {"duration", required_argument, NULL, 'd'}, {"passes", required_argument, NULL, 'p'},
-	    {"job", required_argument, NULL, 'j'},      {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+	    {"size", required_argument, NULL, 's'},
+	    {"stride", required_argument, NULL, 't'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"passes", required_argument, NULL, 'p'},
+	    {"job", required_argument, NULL, 'j'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"stamps", required_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int opt;
 
@@ -120,6 +127,9 @@ static void parse(int argc, char **argv, struct mb_cfg *c)
 			break;
 		case 'v':
 			c->verbose = true;
+			break;
+		case 'S':
+			c->stamps = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -181,6 +191,7 @@ int main(int argc, char **argv)
 	mono_ns start, now, last_print;
 	uint64_t *buf;
 	apprate_t *r;
+	struct stamps *st;
 
 	app_name = "membench";
 	parse(argc, argv, &c);
@@ -203,6 +214,7 @@ int main(int argc, char **argv)
 		buf[i] = i; /* touch every page before timing */
 	nchunks = c.size / CHUNK;
 	r = app_apprate_open(c.job);
+	st = stamps_open(c.stamps);
 
 	start = last_print = now = mono_now();
 	while (!app_stop) {
@@ -215,6 +227,8 @@ int main(int argc, char **argv)
 		apprate_progress(r, 1);
 		apprate_bytes(r, p.bytes, 0);
 		now = mono_now();
+		if (chunks % nchunks == 0)
+			stamps_add(st, now);
 		if (c.passes != 0 && chunks >= c.passes * nchunks)
 			break;
 		if (c.duration_ns != 0 && !mono_before(now, start + c.duration_ns))
@@ -227,6 +241,7 @@ int main(int argc, char **argv)
 			last_bytes = bytes;
 		}
 	}
+	stamps_close(&st);
 	if (app_stop) {
 		fprintf(stderr, "membench: interrupted by signal %d\n", (int)app_stop);
 		apprate_close(&r);

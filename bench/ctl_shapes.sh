@@ -9,7 +9,7 @@
 #   wait     iowait --compute 8ms --wait 4ms     compute + blocking wait, like I/O
 #   mem      membench --stride max --size 64MiB  memory-bound, 2 independent ranks
 #   comm     bsp --ratio 1:5 (fixed after one calibration)  communication-heavy
-# Per shape, R_max = the job's rate alone on the machine, unmanaged (the better of 2 runs).
+# Per shape, R_max = the job's rate alone at SCHED_FIFO (full speed; the better of 2 runs).
 # Per shape and algorithm (ALGOS, default "linear adaptive floating"), one run: vsched on
 # both CPUs, agent, controller (epsilon EPS, 2), two jobs A and B of the shape at once,
 # targets (A, B) in phases of PHASE_S (90) s: (20, 45) (45, 20) (70, 20) (20, 70).
@@ -38,7 +38,7 @@ TOL=${TOL:-2}
 WIN_S=${WIN_S:-5}
 LOCK_WAIT=${LOCK_WAIT:-1800}
 PHASES=("20 45" "45 20" "70 20" "20 70")
-if [ "${1:-}" = --one ]; then OUT=$OUT_ONE; else OUT=${1:-/tmp/ctl_shapes.$(date +%Y%m%d-%H%M%S)}; fi
+if [ "${1:-}" = --one ] || [ "${1:-}" = --rmax ]; then OUT=$OUT_ONE; else OUT=${1:-/tmp/ctl_shapes.$(date +%Y%m%d-%H%M%S)}; fi
 mkdir -p "$OUT"
 BIN=$F7_BIN
 
@@ -77,15 +77,15 @@ shape_start() {
 	esac
 }
 
-# shape_rmax SHAPE: the job alone, unmanaged, for 6 s, twice: the better rate (it/s of the
-# slower rank, from its own stamps).
+# shape_rmax SHAPE: the job alone at full speed for 6 s, twice: the better rate (it/s of the
+# slower rank, from its own stamps). "Full speed" is the job at SCHED_FIFO (chrt, under the RT
+# lock, bounded by the kernel's RT throttling and the 6 s), so that other tenants' CFS load
+# on the machine does not lower R_max and with it every target.
 shape_rmax() {
 	local shape=$1 best=0 i v
 	for i in 1 2; do
 		RUN=$(mktemp -d /tmp/vsched-shapes.XXXXXX)
-		F7_PIDS=()
-		shape_start_bare "$shape" 6 "$RUN/rm"
-		for p in "${F7_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+		OUT_ONE=$OUT timeout -k 10 $((LOCK_WAIT + 60)) bash "$0" --rmax "$shape" "$RUN/rm"
 		v=$(stamps_rate "$RUN/rm" 1 1e18)
 		rm -rf "$RUN"
 		best=$(awk -v a="$best" -v b="$v" 'BEGIN { print (b > a ? b : a) }')
@@ -97,17 +97,17 @@ shape_rmax() {
 shape_start_bare() {
 	local shape=$1 dur=$2 st=$3 r
 	case $shape in
-	compute) "$BIN/iowait" --ranks 2 --compute 10ms --wait 0 --duration "${dur}s" --stamps "$st.0" >/dev/null & ;;
-	wait) "$BIN/iowait" --ranks 2 --compute 8ms --wait 4ms --duration "${dur}s" --stamps "$st.0" >/dev/null & ;;
+	compute) ${CHRT:-} "$BIN/iowait" --ranks 2 --compute 10ms --wait 0 --duration "${dur}s" --stamps "$st.0" >/dev/null & ;;
+	wait) ${CHRT:-} "$BIN/iowait" --ranks 2 --compute 8ms --wait 4ms --duration "${dur}s" --stamps "$st.0" >/dev/null & ;;
 	mem)
 		for r in 0 1; do
-			"$BIN/membench" --stride max --size 64MiB --duration "${dur}s" --stamps "$st.$r" >/dev/null &
+			${CHRT:-} "$BIN/membench" --stride max --size 64MiB --duration "${dur}s" --stamps "$st.$r" >/dev/null &
 			F7_PIDS+=("$!")
 		done
 		return
 		;;
 	comm)
-		"$BIN/bsp" --local 2 --compute "${COMM_COMPUTE}ms" --msg "$COMM_MSG" --duration "${dur}s" \
+		${CHRT:-} "$BIN/bsp" --local 2 --compute "${COMM_COMPUTE}ms" --msg "$COMM_MSG" --duration "${dur}s" \
 			--timeout 60s --stamps "$st.0" >/dev/null &
 		;;
 	esac
@@ -257,6 +257,14 @@ summary() {
 	} >"$OUT/summary.md"
 }
 
+if [ "${1:-}" = --rmax ]; then # internal: SHAPE STAMPS_PREFIX, one locked full-speed run
+	rt_lock "$LOCK_WAIT"
+	[ "$2" = comm ] && read -r COMM_COMPUTE COMM_MSG <"$OUT_ONE/comm.fixed"
+	F7_PIDS=()
+	CHRT="chrt -f 10" shape_start_bare "$2" 6 "$3"
+	for p in "${F7_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	exit 0
+fi
 if [ "${1:-}" = --one ]; then # internal: one locked run in its own process
 	shift
 	[ "$1" = comm ] && read -r COMM_COMPUTE COMM_MSG <"$OUT_ONE/comm.fixed"
