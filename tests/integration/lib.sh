@@ -114,11 +114,13 @@ cpu_ns() {
 }
 
 # share PID SECONDS: fraction of one CPU PID used over the next SECONDS, in percent (1 decimal).
+# Fails the test when PID is gone by the end (a share of a dead process means nothing).
 share() {
 	local a b t0 t1
 	a=$(cpu_ns "$1"); t0=$(date +%s%N)
 	sleep "$2"
 	b=$(cpu_ns "$1"); t1=$(date +%s%N)
+	[ -d "/proc/$1" ] || fail "pid $1 exited while its CPU share was measured"
 	awk -v c=$((b - a)) -v w=$((t1 - t0)) 'BEGIN { printf "%.1f\n", 100 * c / w }'
 }
 

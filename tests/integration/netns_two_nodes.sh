@@ -73,8 +73,9 @@ npass "2 namespace-nodes up in $(($(date +%s) - T0)) s: node1 CPU $(netns_get no
 RMAX=$(NETNS_RT=1 netns_measure_rmax full 1 "${BSP_ARGS[@]}") || nfail "could not measure the jobs' full speed"
 echo "R_max = $RMAX iterations/s (slowest rank, one rank per node at SCHED_FIFO on its node's CPU, over the veth network)"
 
-netns_run_job jobA 1 "${BSP_ARGS[@]}" --duration 100s || nfail "jobA did not start"
-netns_run_job jobB 1 "${BSP_ARGS[@]}" --duration 100s || nfail "jobB did not start"
+# The jobs outlive any load-slowed run of the checks below (the test stops them itself).
+netns_run_job jobA 1 "${BSP_ARGS[@]}" --duration 240s || nfail "jobA did not start"
+netns_run_job jobB 1 "${BSP_ARGS[@]}" --duration 240s || nfail "jobB did not start"
 for job in jobA jobB; do
 	netns_wait_until 15 netns_job_is "$job" ranks 2 || nfail "$job's 2 ranks not seen by the controller"
 	netns_wait_until 5 netns_job_is "$job" nodes 2 || nfail "$job not seen on 2 nodes"
