@@ -46,6 +46,7 @@ struct bsp_cfg {
 	uint64_t connect_timeout_ns; /* setting up the connections, in all */
 	uint64_t timeout_ns;         /* longest time without progress in an exchange */
 	const char *job;             /* libapprate job, NULL: $VSCHED_JOB */
+	const char *stamps;          /* --stamps FILE: rank 0 records its iterations, NULL: no */
 	bool verbose;
 	/* launcher mode (--local N) */
 	uint32_t local;     /* 0: not the launcher */

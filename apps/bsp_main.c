@@ -60,7 +60,7 @@ static void print_summary(const struct bsp_cfg *c, const struct bsp_net *n, cons
 
 /* The iteration loop. Returns 0, or -1 after printing why. */
 static int iterate(const struct bsp_cfg *c, struct bsp_net *n, struct spin *sp, apprate_t *r,
-                   struct totals *t)
+                   struct stamps *st, struct totals *t)
 {
 	mono_ns start = mono_now(), last_print = start;
 	uint64_t last_iters = 0;
@@ -92,6 +92,7 @@ static int iterate(const struct bsp_cfg *c, struct bsp_net *n, struct spin *sp, 
 		t->wall_ns = t2 - start;
 		apprate_iteration(r);
 		apprate_bytes(r, 0, n->bytes_sent + n->bytes_recv - sent0);
+		stamps_add(st, t2);
 
 		if (c->verbose && t2 - last_print >= NSEC_PER_SEC) {
 			printf("bsp: rank=%u t=%.3f iterations=%llu rate=%.3f\n", c->rank,
@@ -111,6 +112,7 @@ static int run_rank(struct bsp_cfg *c)
 	struct totals t = {0};
 	struct bsp_net n;
 	struct spin sp;
+	struct stamps *st = NULL;
 	apprate_t *r;
 	int rc = APP_EXIT_FAIL;
 
@@ -123,11 +125,13 @@ static int run_rank(struct bsp_cfg *c)
 	if (c->ratio && ratio_calibrate(&n, c, &sp) != 0)
 		goto out;
 	net_reset_counters(&n);
-	if (iterate(c, &n, &sp, r, &t) != 0)
+	st = c->rank == 0 ? stamps_open(c->stamps) : NULL;
+	if (iterate(c, &n, &sp, r, st, &t) != 0)
 		goto out;
 	rc = APP_EXIT_OK;
 	print_summary(c, &n, &t, r);
 out:
+	stamps_close(&st);
 	net_close(&n);
 	apprate_close(&r);
 	return rc;

@@ -47,6 +47,7 @@ static void usage(FILE *f)
 	      "  --connect-timeout DUR  give up connecting after DUR (default 30s)\n"
 	      "  --timeout DUR        give up when an exchange makes no progress for DUR (60s)\n"
 	      "  --job NAME           libapprate job name (default $VSCHED_JOB; none: no reports)\n"
+	      "  --stamps FILE        rank 0 writes \"ITERATION MONOTONIC_NS\" per iteration\n"
 	      "  -v                   print the rate every second\n"
 	      "  -h, --help\n",
 	      f);
@@ -69,6 +70,7 @@ enum {
 	O_TIMEOUT,
 	O_JOB,
 	O_BIND,
+	O_STAMPS,
 };
 
 static const struct option longopts[] = {
@@ -88,6 +90,7 @@ static const struct option longopts[] = {
     {"timeout", required_argument, NULL, O_TIMEOUT},
     {"job", required_argument, NULL, O_JOB},
     {"bind", required_argument, NULL, O_BIND},
+    {"stamps", required_argument, NULL, O_STAMPS},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -234,6 +237,9 @@ static bool parse_option(int opt, struct bsp_cfg *c, struct seen *seen)
 	case O_JOB:
 		c->job = app_job(optarg);
 		break;
+	case O_STAMPS:
+		c->stamps = optarg;
+		break;
 	default:
 		return false;
 	}
@@ -365,6 +371,10 @@ void bsp_cfg_args(const struct bsp_cfg *c, char **argv, int *argc)
 	if (c->job != NULL) {
 		add(argv, argc, "--job");
 		add(argv, argc, c->job);
+	}
+	if (c->stamps != NULL) {
+		add(argv, argc, "--stamps");
+		add(argv, argc, c->stamps);
 	}
 	if (c->verbose)
 		add(argv, argc, "-v");
