@@ -20,7 +20,8 @@
 # the slower rank's): the rate over a sliding window of WIN_S (5) s, every second. "settle"
 # = the first second from which every window up to the phase's end is within +-TOL (2)
 # points of the target; a phase passes when settle <= 30 s and the rate then holds for the
-# rest of the phase (>= 60 s). Also: controller evaluations and application iterations to
+# rest of the phase (>= 60 s). Also, from 30 s after the change to the phase end: the mean
+# rate and the share of windows within the band. Also: controller evaluations and application iterations to
 # settle, the mean U held after settle, and the CPU freed against U = target (target - U).
 # Output: OUTDIR/results.tsv (one row per shape, algorithm, job, phase) and summary.md
 # (tables per shape, side by side). Each run takes the machine-wide RT lock for itself.
@@ -174,7 +175,7 @@ one_run() { # SHAPE ALGO RMAX NAME
 	printf '%s\t%s\t-\t-\n' end "$(mono_now)" >>"$RUN/phases.tsv"
 	analyse "$shape" "$algo" "$rmax" >>"$OUT/results.tsv"
 	mkdir -p "$OUT/$name"
-	cp "$RUN"/*.tsv "$RUN"/*.log "$OUT/$name/" 2>/dev/null || true
+	cp "$RUN"/*.tsv "$RUN"/*.log "$RUN"/stamps.* "$OUT/$name/" 2>/dev/null || true
 }
 
 # analyse SHAPE ALGO RMAX: one row per job and phase (see the top of the file).
@@ -230,10 +231,17 @@ analyse() {
 				for (i = 1; i <= cnt[0]; i++) if (ts[0, i] >= t0 && settle >= 0 && ts[0, i] <= t0 + settle) it++
 				u = un ? us / un : -1
 				ok = settle >= 0 && settle <= 30 && t1 - t0 - settle >= 60
-				printf "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\n", shape, algo, job, k - 1, g,
+				# from 30 s after the change: share of windows in the band, mean rate
+				nb = nin = 0; rs = 0
+				for (t = t0 + 30; t <= t1; t += 1) {
+					r = rate_at(t); nb++; rs += r
+					if (r >= g - tol && r <= g + tol) nin++
+				}
+				printf "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t%.0f\t%.2f\n", shape, algo, job, k - 1, g,
 					settle < 0 ? "never" : sprintf("%.0f", settle),
 					settle < 0 || ev1 == "" ? "-" : ev1 - ev0, settle < 0 ? "-" : it,
-					ok ? "pass" : "FAIL", u, u < 0 ? 0 : g - u, rate_at(t1)
+					ok ? "pass" : "FAIL", u, u < 0 ? 0 : g - u, rate_at(t1),
+					nb ? 100 * nin / nb : 0, nb ? rs / nb : 0
 			}
 		}' "$RUN/stamps.$j".*
 	done
@@ -250,9 +258,9 @@ summary() {
 			echo
 			echo "## $shape (R_max $(grep "^$shape	" "$OUT/rmax.tsv" | cut -f2) it/s)"
 			echo
-			echo "| algorithm | job | phase | target % | settle s | evaluations | iterations | result | U held % | CPU freed (target - U) | rate at end % |"
-			echo "|---|---|---|---|---|---|---|---|---|---|---|"
-			awk -F'\t' -v s="$shape" '$1 == s { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %+.1f | %.1f |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$OUT/results.tsv"
+			echo "| algorithm | job | phase | target % | settle s | evaluations | iterations | result | U held % | CPU freed (target - U) | mean rate % from 30 s | windows in band from 30 s |"
+			echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+			awk -F'\t' -v s="$shape" '$1 == s { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s %% |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10 < 0 ? "-" : sprintf("%.1f", $10), $10 < 0 ? "-" : sprintf("%+.1f", $11), $14 == "" ? $12 : $14, $13 == "" ? "?" : $13 }' "$OUT/results.tsv"
 		done
 	} >"$OUT/summary.md"
 }
