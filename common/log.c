@@ -26,7 +26,8 @@ int log_verbose(void)
 	return log_verb;
 }
 
-static void vlog(int pri, const char *fmt, va_list ap, const char *suffix)
+__attribute__((format(printf, 2, 0))) static void vlog(int pri, const char *fmt, va_list ap,
+                                                       const char *suffix)
 {
 	char msg[1024];
 
