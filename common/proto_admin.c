@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto_ctl.h"
 #include "proto_vsched.h"
 #include "wire.h"
 #include "text.h"
@@ -318,7 +319,8 @@ static bool job_ok(const struct padm_job *j)
 
 static bool node_ok(const struct padm_node *n)
 {
-	return text_name_ok(n->name) && n->up <= 1 && isfinite(n->sum_u);
+	return text_name_ok(n->name) && n->up <= 1 && isfinite(n->sum_u) &&
+	       n->mem_src <= PCTL_SRC_MAX && n->net_src <= PCTL_SRC_MAX;
 }
 
 static bool rank_ok(const struct padm_rank *k)

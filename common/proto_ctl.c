@@ -645,7 +645,9 @@ int pctl_decode(const uint8_t *buf, size_t len, struct pctl_msg *m, char *why, s
 	}
 	m->type = buf[2];
 	rc = decode_body(&r, m, why, whylen);
-	if (rc == 0 && (r.short_read || r.off != len)) {
+	/* a frame of the wrong length is malformed even when a field is also out of range:
+	 * -EINVAL promises a well-formed frame (pctl_peek_constraint reads its job) */
+	if ((rc == 0 || rc == -EINVAL) && (r.short_read || r.off != len)) {
 		text_fmt(why, whylen, "%s: %s frame: %zu bytes", pctl_type_name(m->type),
 		         r.short_read ? "short" : "long", len);
 		rc = -EBADMSG;
