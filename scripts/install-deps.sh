@@ -4,6 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang-format
       libzmq3-dev libconfig-dev liburcu-dev libcmocka-dev
+      # the fuzz harnesses (tests/fuzz): clang and its runtimes (libFuzzer, sanitizers)
+      clang libclang-rt-dev
       jq rt-tests rt-app stress-ng socat iproute2 procps util-linux
       # libapprate-mpi and its tests: both MPIs (they coexist: mpicc.openmpi, mpicc.mpich)
       gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds twice (optimised, and with AddressSanitizer/UBSan) and runs
 # the whole test suite under CTest in both builds. Integration tests that need root or
-# SCHED_FIFO are skipped with a reason when they cannot run.
+# SCHED_FIFO are skipped with a reason when they cannot run. Then builds the fuzz harnesses
+# (clang, libFuzzer) and fuzzes each for a few seconds (scripts/fuzz.sh fuzzes longer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh build
 bash scripts/build.sh build-asan -DVSCHED_SANITIZE=ON
+bash scripts/build.sh build-fuzz -DVSCHED_FUZZ=ON -DCMAKE_C_COMPILER=clang
 
 # Both builds run even if the first fails, so one run shows every failure.
 rc=0
@@ -15,4 +17,6 @@ ctest --test-dir build --output-on-failure --timeout 300 || rc=1
 echo "=== tests: AddressSanitizer + UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	ctest --test-dir build-asan --output-on-failure --timeout 300 || rc=1
+echo "=== tests: fuzz harnesses (libFuzzer + ASan + UBSan, a few seconds each)"
+ctest --test-dir build-fuzz --output-on-failure -L fuzz || rc=1
 exit $rc
