@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-120}
 shift || true
-bash scripts/build.sh build-fuzz -DVSCHED_FUZZ=ON -DCMAKE_C_COMPILER=clang
+CC=clang bash scripts/build.sh build-fuzz -DVSCHED_FUZZ=ON
 if [ $# -gt 0 ]; then
 	harnesses=("$@")
 else

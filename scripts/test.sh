@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh build
 bash scripts/build.sh build-asan -DVSCHED_SANITIZE=ON
-bash scripts/build.sh build-fuzz -DVSCHED_FUZZ=ON -DCMAKE_C_COMPILER=clang
+CC=clang bash scripts/build.sh build-fuzz -DVSCHED_FUZZ=ON
 
 # Both builds run even if the first fails, so one run shows every failure.
 rc=0
