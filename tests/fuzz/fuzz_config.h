@@ -18,6 +18,9 @@ struct fuzz_config {
 	void (*print)(FILE *f, const void *cfg);
 };
 
+/* The three daemons' configs: vsched.conf, agent.conf, controller.conf. */
+extern const struct fuzz_config fuzz_config_vsched, fuzz_config_agent, fuzz_config_controller;
+
 void fuzz_config_one(const struct fuzz_config *fc, const uint8_t *data, size_t size);
 
 #endif

@@ -2,27 +2,8 @@
 #include "fuzz.h"
 #include "fuzz_config.h"
 
-#include "agent.h"
-
-static void defaults(void *cfg)
-{
-	agent_config_defaults(cfg);
-}
-
-static int load(const char *path, void *cfg, char *why, size_t whylen)
-{
-	return agent_config_load(path, cfg, why, whylen);
-}
-
-static void print(FILE *f, const void *cfg)
-{
-	agent_config_print(f, cfg);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct fuzz_config fc = {sizeof(struct agent_config), defaults, load, print};
-
-	fuzz_config_one(&fc, data, size);
+	fuzz_config_one(&fuzz_config_agent, data, size);
 	return 0;
 }

@@ -13,13 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "agent.h"
 #include "controller.h"
+#include "fuzz_config.h"
 #include "proto_admin.h"
 #include "proto_apprate.h"
 #include "proto_ctl.h"
 #include "proto_vsched.h"
-#include "vsched.h"
 
 static const char *outdir;
 static uint8_t buf[8192];
@@ -269,48 +268,29 @@ static void admin_reply_seeds(void)
 	seed("proto_admin", "valid-reply-error", buf, padm_encode_reply(&r, buf, sizeof(buf)));
 }
 
-/* A config printed (-n) from a configuration struct, as a seed. */
-static void config_seed(const char *harness, void (*print)(FILE *, const void *), const void *cfg)
+/* A config printed (-n) from its defaults, as a seed. */
+static void config_seed(const char *harness, const struct fuzz_config *fc)
 {
+	void *cfg = calloc(1, fc->size);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	if (f == NULL)
+	if (f == NULL || cfg == NULL)
 		exit(1);
-	print(f, cfg);
+	fc->defaults(cfg);
+	fc->print(f, cfg);
 	fclose(f);
 	seed(harness, "valid-defaults", text, (int)len);
 	free(text);
-}
-
-static void print_vsched(FILE *f, const void *c)
-{
-	config_print(f, c);
-}
-
-static void print_agent(FILE *f, const void *c)
-{
-	agent_config_print(f, c);
-}
-
-static void print_ctld(FILE *f, const void *c)
-{
-	ctld_config_print(f, c);
+	free(cfg);
 }
 
 static void config_seeds(void)
 {
-	struct vsched_config v;
-	struct agent_config a;
-	struct ctld_config c;
-
-	config_defaults(&v);
-	config_seed("config_vsched", print_vsched, &v);
-	agent_config_defaults(&a);
-	config_seed("config_agent", print_agent, &a);
-	ctld_config_defaults(&c);
-	config_seed("config_controller", print_ctld, &c);
+	config_seed("config_vsched", &fuzz_config_vsched);
+	config_seed("config_agent", &fuzz_config_agent);
+	config_seed("config_controller", &fuzz_config_controller);
 	seed_text("config_vsched", "valid-small", "utilization_cap = 0.5;\npark = \"idle\";\n");
 	seed_text("config_agent", "valid-small",
 	          "node_name = \"n1\";\ncontroller = \"tcp://head:7710\";\n");
