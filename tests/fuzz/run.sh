@@ -11,8 +11,11 @@ name=$(basename "$bin")
 name=${name#fuzz_}
 dict=""
 [[ $name =~ ^(config_.*|state)$ ]] && dict=$(dirname "$0")/dict/libconfig.dict
-# libconfig's own leak on a parse error is suppressed (lsan.supp says why)
+# libconfig's own leak on a parse error is suppressed (lsan.supp says why). Each such leak
+# makes libFuzzer scan the heap, so a small ASan quarantine keeps the scans (and the RSS)
+# small: with the default 256 MB the config harnesses slow down 4x within 30 s.
 export LSAN_OPTIONS="suppressions=$(dirname "$0")/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="quarantine_size_mb=8${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 mkdir -p "$work/corpus" "$work/artifacts"
 rm -f "$work/artifacts"/*
 args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=8192
