@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "duration.h"
@@ -60,6 +61,41 @@ static int target_check(struct job *jb, double pct, mono_ns now, struct control_
 	return rc;
 }
 
+/*
+ * Coschedule: the plan with job j's new target (already set). When the plan has no room
+ * for it (cosched_room), the target is undone and the plan made again without the change,
+ * so the other jobs keep the plan they had: -ENOSPC with why. 0 otherwise.
+ */
+static int target_plan(struct ctld *d, int j, const struct txn *tpl, mono_ns now, char *why,
+                       size_t whylen)
+{
+	struct job *jb = d->jobs[j];
+	bool *short_before = calloc((size_t)d->njobs + 1, sizeof(*short_before));
+	struct control_decision dec;
+	char tmp[PADM_REASON_MAX + 1];
+	int rc;
+
+	if (short_before == NULL)
+		fatalx("out of memory");
+	for (int k = 0; k < d->njobs; k++)
+		short_before[k] = d->jobs[k]->plan.got < d->jobs[k]->plan.need;
+	cosched_replan(d, now);
+	rc = cosched_room(d, j, tpl->new_target, short_before, tmp, sizeof(tmp));
+	free(short_before);
+	if (rc == 0)
+		return 0;
+	control_reject(&jb->control.loop, now, &dec);
+	jb->control.target_pct = tpl->old_target;
+	cosched_replan(d, now);
+	text_fmt(why, whylen, "job %s: target %g%% refused: %s; nothing changed", jb->name,
+	         tpl->new_target, tmp);
+	jb->commit.refused = true;
+	text_fmt(jb->commit.reason, sizeof(jb->commit.reason), "target %g%% refused: %s",
+	         tpl->new_target, tmp);
+	log_warnx("admin: refused: %s", why);
+	return rc;
+}
+
 int change_target(struct ctld *d, int j, double pct, const uint8_t *cid, size_t cidlen, mono_ns now,
                   char *why, size_t whylen)
 {
@@ -73,8 +109,10 @@ int change_target(struct ctld *d, int j, double pct, const uint8_t *cid, size_t 
 		return rc;
 	jb->control.target_pct = pct;
 	if (d->cfg.cs.on) {
-		cosched_replan(d, now);
-		rc = txn_push_plan(d, j, &tpl, cid, cidlen, now);
+		rc = target_plan(d, j, &tpl, now, why, whylen);
+		if (rc < 0)
+			return rc;
+		rc = cosched_push(d, j, &tpl, cid, cidlen, now);
 		if (rc == 1)
 			return 1;
 		if (rc < 0)
@@ -151,7 +189,7 @@ int change_settings(struct ctld *d, int j, const struct padm_request *q, const u
 	jb->control.set = s;
 	if (d->cfg.cs.on) {
 		cosched_replan(d, now);
-		rc = txn_push_plan(d, j, &tpl, cid, cidlen, now);
+		rc = cosched_push(d, j, &tpl, cid, cidlen, now);
 		if (rc == 1)
 			return 1;
 		if (rc < 0) {

@@ -190,6 +190,8 @@ struct txn {
 	int32_t status;                /* first refusal's status */
 	char why[PADM_REASON_MAX + 1]; /* first refusal's reason */
 	double old_target, new_target; /* TXN_TARGET */
+	bool staged; /* intermediate windows went out before it (cospush.c): a node that
+	              * refuses it holds those, and gets the roll-back too */
 	bool has_client;               /* an admin request waits for the outcome */
 	uint8_t cid[CTLD_ID_MAX];
 	size_t cidlen;
@@ -315,6 +317,9 @@ static inline void plan_changed(struct ctld *d)
 	d->plan.dirty = true;
 	d->plan.changes++;
 }
+
+/* Windows a node refused: the plan is tried again this much later. */
+#define CTLD_PUSH_RETRY (5 * NSEC_PER_SEC)
 
 /* config.c */
 void ctld_config_defaults(struct ctld_config *c);
@@ -477,12 +482,37 @@ void listing_fill(const struct ctld *d, struct padm_reply *r, bool jobs, bool no
 /* One dashboard frame on f (vsched-controller -d). */
 void listing_dashboard(const struct ctld *d, FILE *f, mono_ns now);
 
+/* cospush.c: a plan's windows to the nodes in an order in which every step fits */
+/*
+ * Pushes the windows of the jobs marked in due[] (one per job): first, per node, the
+ * intermediate windows that make room (shrink, park: see cospush.c), then every due job's
+ * planned windows as its transaction, the job `target` (-1: none) with tpl and client cid.
+ * Returns txn_push_plan's result for target (-1 when target is -1 or not pushed); another
+ * job whose push fails is tried again CTLD_PUSH_RETRY later.
+ */
+int cospush_plan(struct ctld *d, const bool *due, int target, const struct txn *tpl,
+                 const uint8_t *cid, size_t cidlen, mono_ns now);
+
 /* cosched.c: co-scheduling mode (docs/coschedule.md) */
 /* Picks the cluster epoch (wall clock now rounded down to a frame). */
 void cosched_init(struct ctld *d);
 void cosched_free(struct ctld *d);
 /* Re-plans now (whatever dirty says); the jobs whose windows changed are due for a push. */
 void cosched_replan(struct ctld *d, mono_ns now);
+/*
+ * The plan's windows to the nodes (cospush_plan): every job due for a push, and job j
+ * (-1: none) now whatever its retry time, with tpl and client cid. Returns as
+ * txn_push_plan for j.
+ */
+int cosched_push(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid, size_t cidlen,
+                 mono_ns now);
+/*
+ * After a re-plan for a target change of job j to pct: 0 when the plan gives j at least
+ * its target's share and leaves no other job shorter than short_before[] (per job: it
+ * was short of its share before); else -ENOSPC with why (what was short, where).
+ */
+int cosched_room(const struct ctld *d, int j, double pct, const bool *short_before, char *why,
+                 size_t whylen);
 /* Timer: classes, plan when dirty, pushes the windows that are due. */
 void cosched_tick(struct ctld *d, mono_ns now);
 /* When cosched_tick next has something to do. */

@@ -44,8 +44,8 @@
 
 #include "duration.h"
 #include "log.h"
+#include "text.h"
 
-#define PUSH_RETRY (5 * NSEC_PER_SEC)
 /* The timer plans once the inputs have been quiet this long (ranks of a job start
  * together, classes settle once the first bandwidth reports are in), and at the latest
  * PLAN_MAX_WAIT after the first change: every plan that reaches the nodes moves processes'
@@ -382,6 +382,71 @@ static void plan_log(const struct ctld *d)
 		          (unsigned long long)p->seq, d->nodes[p->node_of[p->res.bad_node]]->name);
 }
 
+/* The CPU number that stands for colour c on plan node y: the node's pinned CPUs and the
+ * lowest numbers none of its processes is pinned to, as many as it has CPUs. */
+static uint64_t cpu_bit(const struct build *b, uint32_t y, uint32_t c)
+{
+	uint64_t pinned = 0;
+	uint32_t spare;
+
+	for (uint32_t k = b->off[y]; k < b->off[y + 1]; k++)
+		pinned |= b->pcpus[k];
+	spare = b->fn[y].cpus - (uint32_t)__builtin_popcountll(pinned);
+	for (uint32_t bit = 0; bit < 64; bit++) {
+		if (!(pinned & (1ull << bit))) {
+			if (spare == 0)
+				continue;
+			spare--;
+		}
+		if (c-- == 0)
+			return 1ull << bit;
+	}
+	return 0;
+}
+
+/*
+ * The plan did not colour (or is short) while some one-process placements are not pinned
+ * yet: the heuristic keeps only pinned processes of one CPU apart, so a new job may be
+ * paired with jobs pinned to every CPU. Tries the new processes on each CPU in turn (at
+ * most PIN_TRIES assignments) as if pinned, and keeps the first complete, colourable plan:
+ * their windows, pushed last (cospush.c), then fit beside the others on that CPU, where
+ * vsched puts them. Returns 0 or coplan_make's error; b and res hold the plan kept.
+ */
+#define PIN_TRIES 64
+static int plan_with_cpus(struct build *b, struct fit_problem *pb, const struct ctld_cosched *cs, struct coplan_result *res)
+{
+	uint32_t u[6], nu = 0, tries = 1;
+	uint64_t *keep = zalloc(b->np, sizeof(*keep));
+	int rc = 0;
+	bool found = false;
+
+	memcpy(keep, b->pcpus, b->np * sizeof(*keep));
+	for (uint32_t k = 0; k < b->np && nu < 6; k++)
+		if (b->pcpus[k] == 0 && b->pl[k].procs == 1)
+			u[nu++] = k;
+	for (uint32_t i = 0; i < nu && tries <= PIN_TRIES; i++)
+		tries *= b->fn[b->pl[u[i]].node].cpus;
+	for (uint32_t t = 1; nu > 0 && tries <= PIN_TRIES && t < tries && !found && rc == 0; t++) {
+		uint32_t x = t;
+		for (uint32_t i = 0; i < nu; i++) {
+			uint32_t nc = b->fn[b->pl[u[i]].node].cpus;
+			b->pcpus[u[i]] = cpu_bit(b, b->pl[u[i]].node, x % nc);
+			x /= nc;
+		}
+		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table,
+		                 b->cj, res);
+		found = rc == 0 && res->complete && res->colourable;
+		for (uint32_t i = 0; i < nu; i++)
+			b->pcpus[u[i]] = 0;
+	}
+	if (!found && rc == 0 && nu > 0 && tries <= PIN_TRIES) /* the first plan, again */
+		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table,
+		                 b->cj, res);
+	memcpy(b->pcpus, keep, b->np * sizeof(*keep));
+	free(keep);
+	return rc;
+}
+
 void cosched_replan(struct ctld *d, mono_ns now)
 {
 	const struct ctld_cosched *cs = &d->cfg.cs;
@@ -411,6 +476,8 @@ void cosched_replan(struct ctld *d, mono_ns now)
 	                         .place_cpus = b.pcpus};
 	rc = coplan_make(&pb, b.nslots, cs->slot, b.want_k, b.max_excess, b.table, b.cj,
 	                 &d->plan.res);
+	if (rc == 0 && !(d->plan.res.complete && d->plan.res.colourable))
+		rc = plan_with_cpus(&b, &pb, cs, &d->plan.res);
 	if (rc != 0) {
 		log_warnx("co-scheduling plan failed: %s; the previous one stays", strerror(-rc));
 	} else {
@@ -456,6 +523,52 @@ static bool push_due(const struct job *jb, mono_ns now)
 	       !windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win);
 }
 
+int cosched_push(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid, size_t cidlen,
+                 mono_ns now)
+{
+	bool *due = calloc((size_t)d->njobs + 1, sizeof(*due));
+	bool any = false;
+	int rc;
+
+	if (due == NULL)
+		fatalx("out of memory");
+	for (int k = 0; k < d->njobs; k++) {
+		const struct job *jb = d->jobs[k];
+		due[k] = k == j ? jb->plan.nwin > 0 && !jb->txn.active : push_due(jb, now);
+		any |= due[k];
+	}
+	rc = any ? cospush_plan(d, due, j, tpl, cid, cidlen, now) : -1;
+	free(due);
+	return rc;
+}
+
+int cosched_room(const struct ctld *d, int j, double pct, const bool *short_before, char *why,
+                 size_t whylen)
+{
+	const struct job *jb = d->jobs[j];
+	const struct cs_plan *p = &d->plan;
+	const char *per = p->res.k > 1 ? "sub-frame" : "frame";
+	uint32_t need;
+
+	if (!p->valid || jb->plan.need == 0)
+		return 0; /* not planned yet (R_max, ranks): the target waits, nothing refused */
+	need = fit_need(pct / 100.0, p->res.slots);
+	if (jb->plan.got < need) {
+		text_fmt(why, whylen, "no room: the plan gives it %u of the %u slots per %s its "
+		         "target needs", jb->plan.got, need, per);
+		return -ENOSPC;
+	}
+	for (int k = 0; k < d->njobs; k++) {
+		const struct job *o = d->jobs[k];
+		if (k != j && !short_before[k] && o->plan.need > 0 && o->plan.got < o->plan.need) {
+			text_fmt(why, whylen, "no room: job %s would get %u of its %u slots per %s",
+			         o->name, o->plan.got, o->plan.need, per);
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
 void cosched_tick(struct ctld *d, mono_ns now)
 {
 	struct cs_plan *p = &d->plan;
@@ -473,10 +586,7 @@ void cosched_tick(struct ctld *d, mono_ns now)
 		cosched_replan(d, now);
 		p->dirty_since = 0;
 	}
-	for (int j = 0; j < d->njobs; j++) {
-		if (push_due(d->jobs[j], now) && txn_push_plan(d, j, NULL, NULL, 0, now) < 0)
-			d->jobs[j]->plan.push_at = now + PUSH_RETRY;
-	}
+	cosched_push(d, -1, NULL, NULL, 0, now);
 }
 
 mono_ns cosched_next(const struct ctld *d)

@@ -22,8 +22,6 @@
 #include "log.h"
 #include "text.h"
 
-#define PUSH_RETRY (5 * NSEC_PER_SEC) /* windows refused: the plan is tried again then */
-
 uint64_t txn_next_gen(struct ctld *d)
 {
 	return d->next_gen++;
@@ -126,7 +124,7 @@ static void rollback_control(struct ctld *d, struct job *jb, mono_ns now)
 
 	if (t->nwin > 0) {
 		/* the plan no longer holds for this job: retry later, re-plan on what changed */
-		jb->plan.push_at = now + PUSH_RETRY;
+		jb->plan.push_at = now + CTLD_PUSH_RETRY;
 		if (t->kind == TXN_TARGET || t->kind == TXN_SETTINGS)
 			plan_changed(d);
 	}
@@ -153,7 +151,8 @@ static int rollback_nodes(struct ctld *d, struct job *jb, int *kept)
 
 	*kept = 0;
 	for (int k = 0; k < t->n; k++) {
-		if (t->st[k] != TXN_ACCEPTED && t->st[k] != TXN_PENDING)
+		if (t->st[k] != TXN_ACCEPTED && t->st[k] != TXN_PENDING &&
+		    !(t->staged && t->st[k] == TXN_REFUSED))
 			continue;
 		if (c->period == 0) {
 			(*kept)++;
