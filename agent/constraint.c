@@ -7,7 +7,9 @@
  * keep its invariant "never half-applied" (it reads the CONSTRAINT_ACK). Generations only
  * go forward per job; an older one is refused as stale, the same one again is a no-op.
  * The last constraint stays in force when the controller goes away: nothing here undoes
- * it.
+ * it. A new process's provisional reservation yields to constraints: a constraint vsched
+ * refuses is tried once more after the processes that hold only that reservation (their
+ * job has no constraint yet) have left vsched.
  */
 #include "agent.h"
 
@@ -230,13 +232,60 @@ static int cons_record(struct agent *a, const struct pctl_constraint *c,
 	return changed;
 }
 
+/*
+ * A new rank's provisional reservation yields to the controller's constraints: when vsched
+ * refuses job j's constraint, the processes of other jobs that hold only the provisional
+ * reservation (their job has no constraint yet) leave vsched; they are put back under
+ * their job's constraint when it comes (cons_put_all: one not under vsched is added).
+ * Returns how many left.
+ */
+static int cons_yield_provisional(struct agent *a, int j)
+{
+	char pwhy[200];
+	int n = 0;
+
+	for (int i = 0; i < a->cfg.max_procs; i++) {
+		struct agent_proc *pr = &a->procs[i];
+		if (!pr->used || pr->exited || !pr->managed || pr->gen != 0 || pr->job == j ||
+		    a->jobs[pr->job].constrained)
+			continue;
+		if (vsc_del(&a->vs, pr->pid, pwhy, sizeof(pwhy)) != 0) {
+			log_warnx("job %s: pid %d: provisional reservation not removed: %s",
+			          a->jobs[pr->job].name, (int)pr->pid, pwhy);
+			continue;
+		}
+		pr->managed = false;
+		log_info("job %s: pid %d: provisional reservation yields to job %s's constraint",
+		         a->jobs[pr->job].name, (int)pr->pid, a->jobs[j].name);
+		n++;
+	}
+	return n;
+}
+
+/* Every process of job j under want, or none (put back); with retry, once more after the
+ * provisional reservations in the way have yielded. */
+static int cons_put_job(struct agent *a, const struct pctl_constraint *c, int j,
+                        const struct agent_resv *want, struct undo *u, bool retry, char *why,
+                        size_t whylen)
+{
+	int n = collect_undo(a, j, u), ndone, rc;
+
+	rc = cons_put_all(a, c, &a->jobs[j], want, u, n, &ndone, why, whylen);
+	if (rc == 0)
+		return cons_record(a, c, want, u, n);
+	cons_undo(a, c->job, u, ndone);
+	if (retry && cons_yield_provisional(a, j) > 0)
+		return cons_put_job(a, c, j, want, u, false, why, whylen);
+	return rc;
+}
+
 int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size_t whylen)
 {
 	struct agent_resv want;
 	struct agent_job *jb;
 	struct undo *u;
 	char rs[400];
-	int j, n, ndone, rc;
+	int j, ndone;
 
 	resv_of_constraint(&want, c);
 	j = cons_check(a, c, &want, why, whylen);
@@ -246,15 +295,10 @@ int cons_apply(struct agent *a, const struct pctl_constraint *c, char *why, size
 	u = calloc((size_t)a->cfg.max_procs, sizeof(*u));
 	if (!u)
 		fatalx("out of memory");
-	n = collect_undo(a, j, u);
-	rc = cons_put_all(a, c, jb, &want, u, n, &ndone, why, whylen);
-	if (rc != 0) {
-		cons_undo(a, c->job, u, ndone);
-		free(u);
-		return rc;
-	}
-	ndone = cons_record(a, c, &want, u, n);
+	ndone = cons_put_job(a, c, j, &want, u, true, why, whylen);
 	free(u);
+	if (ndone < 0)
+		return ndone;
 	if (ndone == 0 && jb->constrained && jb->gen == c->gen)
 		return 0; /* the same generation again: already in force */
 	jb->constrained = true;

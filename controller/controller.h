@@ -190,9 +190,9 @@ struct txn {
 	int32_t status;                /* first refusal's status */
 	char why[PADM_REASON_MAX + 1]; /* first refusal's reason */
 	double old_target, new_target; /* TXN_TARGET */
-	bool staged; /* intermediate windows went out before it (cospush.c): a node that
-	              * refuses it holds those, and gets the roll-back too */
-	bool has_client;               /* an admin request waits for the outcome */
+	bool staged;     /* intermediate windows went out before it (cospush.c): a node that
+	                  * refuses it holds those, and gets the roll-back too */
+	bool has_client; /* an admin request waits for the outcome */
 	uint8_t cid[CTLD_ID_MAX];
 	size_t cidlen;
 	/* TXN_SETTINGS: what to restore on refusal */

@@ -22,9 +22,11 @@
  * is pinned to another CPU,
  * a node registers or goes down, a target or settings change, a job's class
  * (devil / semi-devil / turtle) changes, or the granularity asked for changes. Jobs whose
- * planned windows differ from the committed ones are pushed, each as its own transaction
- * (txn.c: applied on every node of the job or on none); a job whose windows are refused
- * keeps its previous ones and is tried again 5 s later.
+ * planned windows differ from the committed ones are pushed together (cospush.c: steps in
+ * an order in which each fits, then each job's transaction, txn.c: applied on every node
+ * of the job or on none); a job whose windows are refused keeps its previous ones and is
+ * tried again 5 s later. A target change re-plans at once; a target the plan has no room
+ * for is refused (cosched_room) and the plan made again without it.
  *
  * Granularity: the control loop still searches the period per job (docs/control.md);
  * here its period p maps to k = round(T / p) in [1, 8] "windows per frame", and the plan
@@ -413,7 +415,8 @@ static uint64_t cpu_bit(const struct build *b, uint32_t y, uint32_t c)
  * vsched puts them. Returns 0 or coplan_make's error; b and res hold the plan kept.
  */
 #define PIN_TRIES 64
-static int plan_with_cpus(struct build *b, struct fit_problem *pb, const struct ctld_cosched *cs, struct coplan_result *res)
+static int plan_with_cpus(struct build *b, struct fit_problem *pb, const struct ctld_cosched *cs,
+                          struct coplan_result *res)
 {
 	uint32_t u[6], nu = 0, tries = 1;
 	uint64_t *keep = zalloc(b->np, sizeof(*keep));
@@ -433,15 +436,15 @@ static int plan_with_cpus(struct build *b, struct fit_problem *pb, const struct 
 			b->pcpus[u[i]] = cpu_bit(b, b->pl[u[i]].node, x % nc);
 			x /= nc;
 		}
-		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table,
-		                 b->cj, res);
+		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table, b->cj,
+		                 res);
 		found = rc == 0 && res->complete && res->colourable;
 		for (uint32_t i = 0; i < nu; i++)
 			b->pcpus[u[i]] = 0;
 	}
 	if (!found && rc == 0 && nu > 0 && tries <= PIN_TRIES) /* the first plan, again */
-		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table,
-		                 b->cj, res);
+		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table, b->cj,
+		                 res);
 	memcpy(b->pcpus, keep, b->np * sizeof(*keep));
 	free(keep);
 	return rc;
@@ -554,8 +557,10 @@ int cosched_room(const struct ctld *d, int j, double pct, const bool *short_befo
 		return 0; /* not planned yet (R_max, ranks): the target waits, nothing refused */
 	need = fit_need(pct / 100.0, p->res.slots);
 	if (jb->plan.got < need) {
-		text_fmt(why, whylen, "no room: the plan gives it %u of the %u slots per %s its "
-		         "target needs", jb->plan.got, need, per);
+		text_fmt(why, whylen,
+		         "no room: the plan gives it %u of the %u slots per %s its "
+		         "target needs",
+		         jb->plan.got, need, per);
 		return -ENOSPC;
 	}
 	for (int k = 0; k < d->njobs; k++) {

@@ -253,14 +253,14 @@ static void stage_send(struct stage *s, int a, uint64_t gen, bool *staged)
 		slice += w[k].slice;
 	log_info("job %s: holds %llu ms per %llu ms on node %s while the plan moves", jb->name,
 	         (unsigned long long)(slice * (s->nslots * s->q / w[0].period) / NSEC_PER_MSEC),
-	         (unsigned long long)(s->nslots * s->q / NSEC_PER_MSEC), s->d->nodes[s->node]->name);
+	         (unsigned long long)(s->nslots * s->q / NSEC_PER_MSEC),
+	         s->d->nodes[s->node]->name);
 	outbox_constraint(s->d->nodes[s->node], jb->name, gen, w[0].period, slice, n, w);
 	staged[x->j] = true;
 }
 
 /* Steps 1 and 2 on one node for the due jobs (gen: each job's intermediate generation). */
-static void stage_node(struct ctld *d, int node, const bool *due, const uint64_t *gen,
-                       bool *staged)
+static void stage_node(struct ctld *d, int node, const bool *due, const uint64_t *gen, bool *staged)
 {
 	struct stage s = {.d = d,
 	                  .node = node,

@@ -1,7 +1,7 @@
 # cosched_lib.sh (sourced after lib.sh and ctld_lib.sh by tests/integration/coschedule_*.sh):
 # the controller's co-scheduling mode (docs/coschedule.md) on one machine.
 #   cosched_config PAIRING [EXTRA...]   $TMP/controller.conf with coschedule on, frame 100 ms of
-#                                       5 ms slots, every job at 45 % with a given R_max far
+#                                       5 ms slots, every job at 45 % (COSCHED_DEFAULT_TARGET) with a given R_max far
 #                                       above its rate and epsilon 50 (the control loop stays
 #                                       in band: the granularity does not move during a test)
 #   cosched_start_node NAME CPUS        vsched on CPUS ("0, 1") and an agent that reports no
@@ -21,7 +21,7 @@ heartbeat = "200ms";
 node_timeout = "1s";
 ack_timeout = "2s";
 initial_period = "100ms";
-default_target = 45.0;
+default_target = ${COSCHED_DEFAULT_TARGET:-45.0};
 # fixed shares: U = target (adaptive) with an R_max no job reaches and a band wide enough
 # that nothing moves — these tests are about the plan, not the control loop
 algorithm = "adaptive";

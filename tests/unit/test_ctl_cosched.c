@@ -309,12 +309,12 @@ static void test_refused_keeps_previous(void **state)
 
 /*
  * A node's vsched as the controller meets it: every process pinned to the CPU where its
- * first windows fit (the least loaded one), each CONSTRAINT admitted alone against what the other jobs of its CPU
- * hold at that moment (windows that share a millisecond of the frame are refused), the
- * acknowledgement at once, the CPUs reported in task statistics.
+ * first windows fit (the least loaded one), each CONSTRAINT admitted alone against what the other
+ * jobs of its CPU hold at that moment (windows that share a millisecond of the frame are refused),
+ * the acknowledgement at once, the CPUs reported in task statistics.
  */
 static struct {
-	int cpu[4]; /* -1: not placed yet */
+	int cpu[4];          /* -1: not placed yet */
 	uint8_t occ[4][100]; /* ms of the frame held */
 	int refused;
 } vs;
@@ -421,20 +421,22 @@ static void rate_in_order(const int *order, double pct, bool pause, uint32_t k)
 	for (uint32_t i = 0; i < 4; i++) {
 		struct pctl_job_proc p = {
 		    .job = i + 1, .rank = 0, .pid = (int32_t)(101 + i), .event = PCTL_PROC_JOINED};
-		struct padm_request q = {
-		    .type = PADM_JOB_SET, .mask = PADM_SET_RMAX | PADM_SET_ALGO, .r_max = 1000,
-		    .algo = PADM_ALGO_ADAPTIVE};
+		struct padm_request q = {.type = PADM_JOB_SET,
+		                         .mask = PADM_SET_RMAX | PADM_SET_ALGO,
+		                         .r_max = 1000,
+		                         .algo = PADM_ALGO_ADAPTIVE};
 		strcpy(p.name, names[i]);
 		reports_proc(&d, 0, &p, now);
-		assert_int_equal(change_settings(&d, jobs_find(&d, names[i]), &q, NULL, 0, now,
-		                                 why, sizeof(why)),
+		assert_int_equal(change_settings(&d, jobs_find(&d, names[i]), &q, NULL, 0, now, why,
+		                                 sizeof(why)),
 		                 0);
 		drain();
 	}
 	bw(now);
 	for (int x = 0; x < 4; x++) {
 		int j = jobs_find(&d, names[order[x]]);
-		int rc = change_target(&d, j, pct, (const uint8_t *)"cli", 3, now, why, sizeof(why));
+		int rc =
+		    change_target(&d, j, pct, (const uint8_t *)"cli", 3, now, why, sizeof(why));
 		drain();
 		assert_true(rc == 1 || rc == 0);
 		vs_run(&from, now);
@@ -483,16 +485,24 @@ static int setup_order(void **state)
 	return rc;
 }
 
-#define RATE_ORDER(n)                                                                      \
-	{"rate_order_" #n, test_rate_orders, setup_order, teardown, (void *)(intptr_t)(n)}
+#define RATE_ORDER(n)                                                                              \
+	{                                                                                          \
+		"rate_order_" #n, test_rate_orders, setup_order, teardown, (void *)(intptr_t)(n)   \
+	}
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_pairs_committed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refused_keeps_previous, setup, teardown),
-	    RATE_ORDER(0), RATE_ORDER(1), RATE_ORDER(2), RATE_ORDER(3),
-	    RATE_ORDER(4), RATE_ORDER(5), RATE_ORDER(6), RATE_ORDER(7),
+	    RATE_ORDER(0),
+	    RATE_ORDER(1),
+	    RATE_ORDER(2),
+	    RATE_ORDER(3),
+	    RATE_ORDER(4),
+	    RATE_ORDER(5),
+	    RATE_ORDER(6),
+	    RATE_ORDER(7),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
