@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "duration.h"
@@ -61,37 +60,23 @@ static int target_check(struct job *jb, double pct, mono_ns now, struct control_
 	return rc;
 }
 
-/*
- * Coschedule: the plan with job j's new target (already set). When the plan has no room
- * for it (cosched_room), the target is undone and the plan made again without the change,
- * so the other jobs keep the plan they had: -ENOSPC with why. 0 otherwise.
- */
-static int target_plan(struct ctld *d, int j, const struct txn *tpl, mono_ns now, char *why,
-                       size_t whylen)
+/* Coschedule: 0 when the plan has room for the target, else -ENOSPC, logged, with the
+ * reason in why and in the job's state (job show); nothing else changes. */
+static int target_room(struct ctld *d, int j, double pct, mono_ns now, char *why, size_t whylen)
 {
 	struct job *jb = d->jobs[j];
-	bool *short_before = calloc((size_t)d->njobs + 1, sizeof(*short_before));
-	struct control_decision dec;
 	char tmp[PADM_REASON_MAX + 1];
 	int rc;
 
-	if (short_before == NULL)
-		fatalx("out of memory");
-	for (int k = 0; k < d->njobs; k++)
-		short_before[k] = d->jobs[k]->plan.got < d->jobs[k]->plan.need;
-	cosched_replan(d, now);
-	rc = cosched_room(d, j, tpl->new_target, short_before, tmp, sizeof(tmp));
-	free(short_before);
+	if (!isfinite(pct) || pct <= 0 || pct > 100 || jb->txn.active)
+		return 0; /* target_check says why */
+	rc = cosched_room(d, j, pct, now, tmp, sizeof(tmp));
 	if (rc == 0)
 		return 0;
-	control_reject(&jb->control.loop, now, &dec);
-	jb->control.target_pct = tpl->old_target;
-	cosched_replan(d, now);
-	text_fmt(why, whylen, "job %s: target %g%% refused: %s; nothing changed", jb->name,
-	         tpl->new_target, tmp);
+	text_fmt(why, whylen, "job %s: target %g%% refused: %s; nothing changed", jb->name, pct,
+	         tmp);
 	jb->commit.refused = true;
-	text_fmt(jb->commit.reason, sizeof(jb->commit.reason), "target %g%% refused: %s",
-	         tpl->new_target, tmp);
+	text_fmt(jb->commit.reason, sizeof(jb->commit.reason), "target %g%% refused: %s", pct, tmp);
 	log_warnx("admin: refused: %s", why);
 	return rc;
 }
@@ -103,15 +88,15 @@ int change_target(struct ctld *d, int j, double pct, const uint8_t *cid, size_t 
 	struct control_decision dec;
 	struct txn tpl = {
 	    .kind = TXN_TARGET, .old_target = jb->control.target_pct, .new_target = pct};
-	int rc = target_check(jb, pct, now, &dec, why, whylen);
+	int rc = d->cfg.cs.on ? target_room(d, j, pct, now, why, whylen) : 0;
 
+	if (rc == 0)
+		rc = target_check(jb, pct, now, &dec, why, whylen);
 	if (rc != 0)
 		return rc;
 	jb->control.target_pct = pct;
 	if (d->cfg.cs.on) {
-		rc = target_plan(d, j, &tpl, now, why, whylen);
-		if (rc < 0)
-			return rc;
+		cosched_replan(d, now);
 		rc = cosched_push(d, j, &tpl, cid, cidlen, now);
 		if (rc == 1)
 			return 1;

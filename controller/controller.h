@@ -507,12 +507,12 @@ void cosched_replan(struct ctld *d, mono_ns now);
 int cosched_push(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid, size_t cidlen,
                  mono_ns now);
 /*
- * After a re-plan for a target change of job j to pct: 0 when the plan gives j at least
- * its target's share and leaves no other job shorter than short_before[] (per job: it
- * was short of its share before); else -ENOSPC with why (what was short, where).
+ * Whether the plan has room for job j at target pct (U = pct): a trial plan, nothing
+ * changes. 0 when j would get its target's slots and no other job that has its share now
+ * would be short, or when j cannot be planned yet (R_max being measured, no ranks); else
+ * -ENOSPC with why ("no room: ...").
  */
-int cosched_room(const struct ctld *d, int j, double pct, const bool *short_before, char *why,
-                 size_t whylen);
+int cosched_room(struct ctld *d, int j, double pct, mono_ns now, char *why, size_t whylen);
 /* Timer: classes, plan when dirty, pushes the windows that are due. */
 void cosched_tick(struct ctld *d, mono_ns now);
 /* When cosched_tick next has something to do. */

@@ -137,7 +137,19 @@ struct build {
 	uint32_t *off;        /* nn + 1 */
 	struct coplan_job *cj;
 	uint8_t *table; /* nj * nslots */
+	int over;       /* a trial (cosched_room): job over - 1 planned at over_u; 0: none */
+	double over_u;
 };
+
+/* The utilisation job j is planned with in this build, 0: not planned. */
+static double build_util(const struct ctld *d, const struct build *b, int j)
+{
+	const struct job *jb = d->jobs[j];
+
+	if (j == b->over - 1)
+		return jb->control.loop.state == CONTROL_CALIBRATING ? 0 : b->over_u;
+	return job_util(jb);
+}
 
 static void *zalloc(size_t n, size_t size)
 {
@@ -207,7 +219,7 @@ static void build_select(struct ctld *d, struct build *b)
 	for (int j = 0; j < d->njobs; j++) {
 		struct job *jb = d->jobs[j];
 
-		if (job_util(jb) <= 0 || !job_plannable(d, b, jb))
+		if (build_util(d, b, j) <= 0 || !job_plannable(d, b, jb))
 			continue;
 		b->jmap[j] = (int)b->nj;
 		b->jidx[b->nj++] = j;
@@ -261,7 +273,7 @@ static void build_problem(struct ctld *d, struct build *b, mono_ns now)
 		jobbw_average(d, d->jobs[b->jidx[x]], now, &m, &n);
 		b->fj[x].mem_bw = isnan(m) ? 0 : m;
 		b->fj[x].net_bw = isnan(n) ? 0 : n;
-		b->fj[x].util = job_util(d->jobs[b->jidx[x]]);
+		b->fj[x].util = build_util(d, b, b->jidx[x]);
 	}
 	for (uint32_t y = 0; y < b->nn; y++) {
 		b->off[y] = b->np;
@@ -450,38 +462,47 @@ static int plan_with_cpus(struct build *b, struct fit_problem *pb, const struct 
 	return rc;
 }
 
-void cosched_replan(struct ctld *d, mono_ns now)
+/* Phases 1-2 and the plan into b and res. Returns coplan_make's result; -ENOENT: no job
+ * to plan. */
+static int build_plan(struct ctld *d, struct build *b, mono_ns now, struct coplan_result *res)
 {
 	const struct ctld_cosched *cs = &d->cfg.cs;
-	struct build b = {.nslots = (uint32_t)(cs->frame / cs->slot)};
+	int rc;
+
+	b->nslots = (uint32_t)(cs->frame / cs->slot);
+	build_select(d, b);
+	if (b->nj == 0)
+		return -ENOENT;
+	build_problem(d, b, now);
+	struct fit_problem pb = {.njobs = b->nj,
+	                         .nnodes = b->nn,
+	                         .jobs = b->fj,
+	                         .nodes = b->fn,
+	                         .place = b->pl,
+	                         .nplace = b->np,
+	                         .node_off = b->off,
+	                         .pairing = cs->pairing,
+	                         .place_cpus = b->pcpus};
+	rc = coplan_make(&pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table, b->cj, res);
+	if (rc == 0 && !(res->complete && res->colourable))
+		rc = plan_with_cpus(b, &pb, cs, res);
+	return rc;
+}
+
+void cosched_replan(struct ctld *d, mono_ns now)
+{
+	struct build b = {0};
 	int rc;
 
 	d->plan.dirty = false;
-	build_select(d, &b);
-	if (b.nj == 0) {
+	rc = build_plan(d, &b, now, &d->plan.res);
+	if (rc == -ENOENT) {
 		plan_clear(&d->plan);
 		d->plan.seq++;
 		d->plan.made_at = now;
 		for (int j = 0; j < d->njobs; j++)
 			d->jobs[j]->plan.nwin = 0;
-		build_free(&b);
-		return;
-	}
-	build_problem(d, &b, now);
-	struct fit_problem pb = {.njobs = b.nj,
-	                         .nnodes = b.nn,
-	                         .jobs = b.fj,
-	                         .nodes = b.fn,
-	                         .place = b.pl,
-	                         .nplace = b.np,
-	                         .node_off = b.off,
-	                         .pairing = cs->pairing,
-	                         .place_cpus = b.pcpus};
-	rc = coplan_make(&pb, b.nslots, cs->slot, b.want_k, b.max_excess, b.table, b.cj,
-	                 &d->plan.res);
-	if (rc == 0 && !(d->plan.res.complete && d->plan.res.colourable))
-		rc = plan_with_cpus(&b, &pb, cs, &d->plan.res);
-	if (rc != 0) {
+	} else if (rc != 0) {
 		log_warnx("co-scheduling plan failed: %s; the previous one stays", strerror(-rc));
 	} else {
 		build_adopt(d, &b, now);
@@ -489,6 +510,38 @@ void cosched_replan(struct ctld *d, mono_ns now)
 		plan_log(d);
 	}
 	build_free(&b);
+}
+
+int cosched_room(struct ctld *d, int j, double pct, mono_ns now, char *why, size_t whylen)
+{
+	struct build b = {.over = j + 1, .over_u = pct / 100.0};
+	struct coplan_result res;
+	const char *per;
+	int rc = build_plan(d, &b, now, &res);
+
+	if (rc != 0 || b.jmap[j] < 0) {
+		build_free(&b);
+		return 0; /* not planned yet (R_max, ranks): the target waits, nothing refused */
+	}
+	per = res.k > 1 ? "sub-frame" : "frame";
+	for (uint32_t x = 0; x < b.nj && rc == 0; x++) {
+		const struct job *o = d->jobs[b.jidx[x]];
+		const struct coplan_job *c = &b.cj[x];
+
+		if (b.jidx[x] == j && c->got < c->need) {
+			text_fmt(why, whylen,
+			         "no room: the plan gives it %u of the %u slots per %s its target "
+			         "needs",
+			         c->got, c->need, per);
+			rc = -ENOSPC;
+		} else if (b.jidx[x] != j && c->got < c->need && o->plan.got >= o->plan.need) {
+			text_fmt(why, whylen, "no room: job %s would get %u of its %u slots per %s",
+			         o->name, c->got, c->need, per);
+			rc = -ENOSPC;
+		}
+	}
+	build_free(&b);
+	return rc;
 }
 
 /* Classes from the averaged bandwidth; a change is a change of the plan's inputs. */
@@ -543,35 +596,6 @@ int cosched_push(struct ctld *d, int j, const struct txn *tpl, const uint8_t *ci
 	rc = any ? cospush_plan(d, due, j, tpl, cid, cidlen, now) : -1;
 	free(due);
 	return rc;
-}
-
-int cosched_room(const struct ctld *d, int j, double pct, const bool *short_before, char *why,
-                 size_t whylen)
-{
-	const struct job *jb = d->jobs[j];
-	const struct cs_plan *p = &d->plan;
-	const char *per = p->res.k > 1 ? "sub-frame" : "frame";
-	uint32_t need;
-
-	if (!p->valid || jb->plan.need == 0)
-		return 0; /* not planned yet (R_max, ranks): the target waits, nothing refused */
-	need = fit_need(pct / 100.0, p->res.slots);
-	if (jb->plan.got < need) {
-		text_fmt(why, whylen,
-		         "no room: the plan gives it %u of the %u slots per %s its "
-		         "target needs",
-		         jb->plan.got, need, per);
-		return -ENOSPC;
-	}
-	for (int k = 0; k < d->njobs; k++) {
-		const struct job *o = d->jobs[k];
-		if (k != j && !short_before[k] && o->plan.need > 0 && o->plan.got < o->plan.need) {
-			text_fmt(why, whylen, "no room: job %s would get %u of its %u slots per %s",
-			         o->name, o->plan.got, o->plan.need, per);
-			return -ENOSPC;
-		}
-	}
-	return 0;
 }
 
 void cosched_tick(struct ctld *d, mono_ns now)

@@ -11,7 +11,8 @@
 # its share (ceil(pct * slots)) and its windows committed; once the membench jobs are classed
 # devil, no slot of the controller's table runs the two membench jobs together, and what
 # vsched holds agrees (no two membench tasks on different CPUs with overlapping windows);
-# each task holds its share of every frame. Bounded: ~25 s a round.
+# each task holds its share of every frame. Bounded: ~25 s a round. CS_KEEP_LOGS=DIR: the
+# daemons' logs are copied there on failure.
 source "$(dirname "$0")/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
 source "$VS_SRC/tests/helpers/cosched_lib.sh"
@@ -24,11 +25,15 @@ cs_fail() {
 	grep -E "plan|class|refused|slots it needs|holds|no room" "$TMP/ctld.log" | tail -40 >&2 || true
 	echo "--- agent-n1.log (refusals, yields)" >&2
 	grep -E "refused|yields|not put" "$TMP/agent-n1.log" | tail -20 >&2 || true
+	[ -z "${CS_KEEP_LOGS:-}" ] || cp "$TMP"/*.log "$CS_KEEP_LOGS"/ 2>/dev/null || true
 	ctld_fail "$@"
 }
 
 rt_lock
 COSCHED_DEFAULT_TARGET=0 cosched_config fitness
+# a loaded machine delays heartbeats and reports: the node stays up and the classes hold
+sed -i 's/^node_timeout = .*/node_timeout = "5s";/; s/^bw_window = .*/bw_window = "3s";/' \
+	"$TMP/controller.conf"
 start_ctld
 cat >"$TMP/vsched-n1.conf" <<EOC
 cpus = [0, 1];
@@ -76,12 +81,12 @@ run_round() {
 	local all="m1r$r m2r$r c1r$r c2r$r"
 	for j in "m1r$r" "m2r$r"; do
 		"$VS_BIN/vschedctl" job run --job "$j" --agent "$EP" -- \
-			"$VS_BIN/membench" --stride max --size 64MiB --duration 60s >"$TMP/$j.out" 2>&1 &
+			"$VS_BIN/membench" --stride max --size 64MiB --duration 120s >"$TMP/$j.out" 2>&1 &
 		PIDS+=("$!")
 		mp+=("$!")
 	done
 	for j in "c1r$r" "c2r$r"; do
-		start_bsp "$j" "$EP" --local 1 --msg 0 --compute 5ms --duration 60s
+		start_bsp "$j" "$EP" --local 1 --msg 0 --compute 5ms --duration 120s
 		bp+=("$BSP_PID")
 	done
 	for j in $all; do

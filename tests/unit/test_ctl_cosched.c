@@ -11,7 +11,11 @@
  *   - no single-window reservation is ever sent in this mode;
  *   - a node refusing a job's new windows: the job keeps its previous windows (sent again
  *     with a newer generation), is shown rejected, and is tried again later;
- *   - CPU pins from the task statistics are respected by the next plan.
+ *   - CPU pins from the task statistics are respected by the next plan;
+ *   - a target the plan has no room for is refused ("no room"), the others keep theirs;
+ *   - targets set one by one in several orders, with and without pauses, at 45 % and on
+ *     sub-frames at 40 %, against a model of vsched that admits each constraint alone:
+ *     nothing is refused, every job ends with its share, heavy jobs never share a slot.
  */
 #include <errno.h>
 #include <math.h>
@@ -307,6 +311,42 @@ static void test_refused_keeps_previous(void **state)
 	assert_int_equal(nsingle, 0);
 }
 
+/* A target the plan has no room for is refused with that reason, and the others keep the
+ * plan they had: nothing is sent. */
+static void test_no_room_refused(void **state)
+{
+	mono_ns now = 10 * NSEC_PER_SEC;
+	int from = 0, j, n0;
+	struct vsp_resv before[4][PCTL_MAX_WINDOWS];
+	struct job *jb;
+	char why[256];
+	(void)state;
+
+	four_jobs(&from, &now);
+	for (int i = 0; i < 4; i++)
+		memcpy(before[i], d.jobs[jobs_find(&d, names[i])]->plan.win, sizeof(before[i]));
+	j = jobs_find(&d, "L2");
+	jb = d.jobs[j];
+	n0 = nsent;
+	/* 18 slots of 20 beside three jobs of 9 on 2 CPUs: 45 > 40 */
+	assert_int_equal(change_target(&d, j, 90, (const uint8_t *)"cli", 3, now, why, sizeof(why)),
+	                 -ENOSPC);
+	drain();
+	assert_non_null(strstr(why, "no room"));
+	assert_non_null(strstr(why, "90%"));
+	assert_true(jb->control.target_pct == 45);
+	assert_true(jb->commit.refused);
+	assert_non_null(strstr(jb->commit.reason, "no room"));
+	assert_int_equal(nsent, n0);
+	for (int i = 0; i < 4; i++) {
+		const struct job *o = d.jobs[jobs_find(&d, names[i])];
+		assert_memory_equal(o->plan.win, before[i], sizeof(before[i]));
+		assert_int_equal(o->plan.got, o->plan.need);
+	}
+	settle(&from, &now);
+	assert_int_equal(nsent, n0);
+}
+
 /*
  * A node's vsched as the controller meets it: every process pinned to the CPU where its
  * first windows fit (the least loaded one), each CONSTRAINT admitted alone against what the other
@@ -495,6 +535,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_pairs_committed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refused_keeps_previous, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_room_refused, setup, teardown),
 	    RATE_ORDER(0),
 	    RATE_ORDER(1),
 	    RATE_ORDER(2),
