@@ -273,6 +273,7 @@ struct fake {
 	uint8_t nwin[16];
 	struct vsp_resv win[16][VSP_MAX_WINDOWS];
 	uint64_t epoch[16];
+	int32_t refuse_once; /* ADD of this pid refused once */
 	volatile int stop;
 };
 
@@ -306,7 +307,12 @@ static void *fake_vsched(void *arg)
 				f->epoch[f->n] = req.epoch_realtime_ns;
 				f->n++;
 			}
-			if (req.pid == f->refuse && req.type == VSP_ADD) {
+			if (req.pid == f->refuse_once && req.type == VSP_ADD) {
+				f->refuse_once = 0;
+				r.status = -ENOSPC;
+				snprintf(r.msg, sizeof(r.msg),
+				         "cpu 0: load 0.75 + 0.45 > cap 0.90");
+			} else if (req.pid == f->refuse && req.type == VSP_ADD) {
 				r.status = -ENOSPC;
 				snprintf(r.msg, sizeof(r.msg),
 				         "cpu 1: load 0.80 + 0.50 > cap 0.85");
@@ -414,6 +420,62 @@ static void test_constraint_all_or_nothing(void **state)
 }
 
 /* A co-scheduling CONSTRAINT: two windows, applied to every process as one ADD/SET each. */
+/* A constraint refused for want of room is tried again after the processes of other jobs
+ * that hold only the provisional reservation have left vsched. */
+static void test_provisional_yields(void **state)
+{
+	struct fake f = {.ep = "inproc://fake-vsched-yield"};
+	struct pctl_constraint c;
+	pthread_t th;
+	char why[256];
+	int pp, pn, pc;
+
+	(void)state;
+	f.ctx = zmq_ctx_new();
+	assert_int_equal(pthread_create(&th, NULL, fake_vsched, &f), 0);
+	usleep(50000);
+	assert_int_equal(vsc_open(&a.vs, f.ctx, f.ep, 2 * NSEC_PER_SEC), 0);
+	pp = registry_add_proc(&a, "jobP", 0, 900021, 1, why, sizeof(why)); /* provisional */
+	pc = registry_add_proc(&a, "jobR", 0, 900023, 1, why, sizeof(why)); /* constrained */
+	pn = registry_add_proc(&a, "jobQ", 0, 900022, 1, why, sizeof(why));
+	assert_true(pp >= 0 && pn >= 0 && pc >= 0);
+	a.procs[pp].managed = true;
+	a.procs[pp].gen = 0;
+	a.procs[pc].managed = true;
+	a.procs[pc].gen = 5;
+	a.jobs[a.procs[pc].job].constrained = true;
+	a.jobs[a.procs[pc].job].gen = 5;
+	f.refuse_once = 900022;
+	memset(&c, 0, sizeof(c));
+	c.gen = 9;
+	c.nwin = 1;
+	c.win[0] = (struct vsp_resv){.period = 100000000, .slice = 45000000, .deadline = 45000000};
+	snprintf(c.job, sizeof(c.job), "jobQ");
+	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), 0);
+	/* LIST, ADD 900022 (refused), DEL 900021 (the provisional one only), LIST, ADD */
+	assert_int_equal(f.n, 5);
+	assert_int_equal(f.type[1], VSP_ADD);
+	assert_int_equal(f.type[2], VSP_DEL);
+	assert_int_equal(f.pid[2], 900021);
+	assert_int_equal(f.type[4], VSP_ADD);
+	assert_int_equal(f.pid[4], 900022);
+	assert_false(a.procs[pp].managed);
+	assert_true(a.procs[pc].managed);
+	assert_true(a.procs[pn].managed && a.procs[pn].gen == 9);
+	/* refused again with nothing provisional left: refused, no retry */
+	f.refuse = 900022;
+	f.n = 0;
+	c.gen = 10;
+	a.procs[pn].managed = false;
+	a.jobs[a.procs[pn].job].constrained = false;
+	assert_int_equal(cons_apply(&a, &c, why, sizeof(why)), -ENOSPC);
+	assert_int_equal(f.n, 2); /* LIST, ADD (refused) */
+	f.stop = 1;
+	pthread_join(th, NULL);
+	vsc_close(&a.vs);
+	zmq_ctx_term(f.ctx);
+}
+
 static void test_constraint_windows(void **state)
 {
 	struct fake f = {.ep = "inproc://fake-vsched-win"};
@@ -585,6 +647,7 @@ int main(void)
 	    cmocka_unit_test(test_constraint_unknown_job_and_stale),
 	    cmocka_unit_test(test_constraint_all_or_nothing),
 	    cmocka_unit_test(test_constraint_windows),
+	    cmocka_unit_test(test_provisional_yields),
 	    cmocka_unit_test(test_reap_exited_and_stale),
 	};
 	alarm(30);
