@@ -534,9 +534,15 @@ int cosched_room(struct ctld *d, int j, double pct, mono_ns now, char *why, size
 			         "needs",
 			         c->got, c->need, per);
 			rc = -ENOSPC;
-		} else if (b.jidx[x] != j && c->got < c->need && o->plan.got >= o->plan.need) {
-			text_fmt(why, whylen, "no room: job %s would get %u of its %u slots per %s",
-			         o->name, c->got, c->need, per);
+		} else if (b.jidx[x] != j && o->plan.got >= o->plan.need &&
+		           c->got < fit_need(o->control.target_pct / 100.0, res.slots)) {
+			/* short of its own target's share (a floating job above its target yields)
+			 */
+			text_fmt(why, whylen,
+			         "no room: job %s would get %u of the %u slots per %s its "
+			         "target needs",
+			         o->name, c->got,
+			         fit_need(o->control.target_pct / 100.0, res.slots), per);
 			rc = -ENOSPC;
 		}
 	}
