@@ -173,6 +173,7 @@ int change_settings(struct ctld *d, int j, const struct padm_request *q, const u
 	         padm_algo_name(s.algo), s.eps_pct, s.r_max, s.r_max_given ? " (given)" : "");
 	jb->control.set = s;
 	if (d->cfg.cs.on) {
+		cosched_decided(d, jb); /* the loop's period may be a new granularity */
 		cosched_replan(d, now);
 		rc = cosched_push(d, j, &tpl, cid, cidlen, now);
 		if (rc == 1)
