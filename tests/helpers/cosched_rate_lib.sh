@@ -7,9 +7,7 @@
 #                                 reservation 20 ms / 100 ms for new ranks
 #   run_round N PCT PAUSE ORDER.. four new jobs m1rN m2rN (membench streams: memory-bound)
 #                                 c1rN c2rN (bsp compute ranks), targets PCT set in ORDER
-#                                 (m1 m2 c1 c2) with PAUSE s between commands; with
-#                                 ROUND_PERIOD=50ms every job's granularity is then moved to
-#                                 2 window-sets per frame (the plan goes to sub-frames).
+#                                 (m1 m2 c1 c2) with PAUSE s between commands.
 # run_round checks: every `rate` is accepted; every job is planned with ceil(PCT * slots)
 # slots and its windows committed; once the membench jobs are classed devil, no slot of the
 # controller's table runs both, nor do two membench tasks of vsched on different CPUs have
@@ -78,7 +76,6 @@ vsched_holds_all() {
 		jq -e ".[] | select(.pid == $p)" "$TMP/held.json" >/dev/null || return 1
 	done <"$TMP/pidmap"
 }
-job_period_is() { actl job show "$1" --json | jq -e ".period_ns == $2" >/dev/null; }
 
 # run_round N PCT PAUSE ORDER...: four new jobs m1rN m2rN c1rN c2rN, targets in ORDER.
 run_round() {
@@ -104,12 +101,6 @@ run_round() {
 		[ "$rc" = 0 ] || cs_fail "round $r: rate ${j}r$r $pct refused: $out"
 		[ "$pause" = 0 ] || sleep "$pause"
 	done
-	if [ "${ROUND_PERIOD:-}" ]; then
-		for j in $all; do actl job set "$j" --initial-period "$ROUND_PERIOD" >/dev/null ||
-			cs_fail "job set $j --initial-period $ROUND_PERIOD refused"; done
-		wait_until 20 job_period_is "m1r$r" 50000000 ||
-			cs_fail "round $r: the plan did not move to sub-frames of 50 ms"
-	fi
 	classed() { job_is "m1r$r" class devil && job_is "m2r$r" class devil; }
 	wait_until 20 classed || cs_fail "round $r: membench jobs not classed devil"
 	settled() { for k in $all; do job_ok "$k" "$pct" || return 1; done; }
@@ -138,7 +129,7 @@ run_round() {
 		s=$(jq -r ".[] | select(.pid == $p) | ([.windows[].slice_ns] | add) * (100000000 / .period_ns)" "$TMP/held.json")
 		[ "$s" = $((pct * 1000000)) ] || cs_fail "round $r: vsched: $j (pid $p) holds $s ns per 100 ms, not $pct ms"
 	done <"$TMP/pidmap"
-	pass "round $r ($pct %, pause $pause s, order $*${ROUND_PERIOD:+, period $ROUND_PERIOD}): every job planned with its share and committed, membench jobs never in one slot"
+	pass "round $r ($pct %, pause $pause s, order $*): every job planned with its share and committed, membench jobs never in one slot"
 	actl job show "m1r$r" | sed 's/^/  /'
 	for k in "${mp[@]}" "${bp[@]}"; do kill -TERM "$k" 2>/dev/null || true; done
 	for k in $(for j in "c1r$r" "c2r$r"; do job_rank_pids "$j"; done); do kill -TERM "$k" 2>/dev/null || true; done
