@@ -509,8 +509,8 @@ int cosched_push(struct ctld *d, int j, const struct txn *tpl, const uint8_t *ci
 /*
  * Whether the plan has room for job j at target pct (U = pct): a trial plan, nothing
  * changes. 0 when j would get its target's slots and no other job that has its share now
- * would get fewer than its own target needs, or when j cannot be planned yet (R_max being measured, no ranks); else
- * -ENOSPC with why ("no room: ...").
+ * would get fewer than its own target needs, or when j cannot be planned yet (R_max being
+ * measured, no ranks); else -ENOSPC with why ("no room: ...").
  */
 int cosched_room(struct ctld *d, int j, double pct, mono_ns now, char *why, size_t whylen);
 /* Timer: classes, plan when dirty, pushes the windows that are due. */
