@@ -262,261 +262,328 @@ static void set_fifo(pid_t pid, int prio)
 		perror("sched_setscheduler");
 }
 
-int main(int argc, char **argv)
-{
-	const char *endpoint = NULL, *rawpath = NULL;
-	int n = 300, task_cpu = 1, bench_cpu = 0, c;
-	double tmax = 60;
+/* Everything the phases share. */
+struct run {
+	const char *endpoint;
+	int n, task_cpu, bench_cpu;
+	double tmax;
+	FILE *raw;
+	pid_t child;
+	void *ctx;
+	mono_ns deadline;
+	uint64_t *mem;
+	struct series fl_res, fl_stop, v_eff, v_rep, v_rev, v_list, z_rtt, z_same, z_other;
+	int fl_fail, v_noeff, v_notparked, v_norev;
+};
 
+static const int ZTMO = 2000, ZZERO = 0;
+
+/* Command line into r; returns 0, or -1 for a usage error. */
+static int parse_args(int argc, char **argv, struct run *r, const char **rawpath)
+{
+	int c;
+
+	*r = (struct run){.n = 300, .task_cpu = 1, .bench_cpu = 0, .tmax = 60};
+	*rawpath = NULL;
 	while ((c = getopt(argc, argv, "s:n:t:b:r:T:")) != -1) {
 		switch (c) {
 		case 's':
-			endpoint = optarg;
+			r->endpoint = optarg;
 			break;
 		case 'n':
-			n = atoi(optarg);
+			r->n = atoi(optarg);
 			break;
 		case 't':
-			task_cpu = atoi(optarg);
+			r->task_cpu = atoi(optarg);
 			break;
 		case 'b':
-			bench_cpu = atoi(optarg);
+			r->bench_cpu = atoi(optarg);
 			break;
 		case 'r':
-			rawpath = optarg;
+			*rawpath = optarg;
 			break;
 		case 'T':
-			tmax = atof(optarg);
+			r->tmax = atof(optarg);
 			break;
 		default:
-			goto usage;
+			return -1;
 		}
 	}
-	if (!endpoint || n < 1 || n > 5000 || !(tmax > 0 && tmax <= 300))
-		goto usage;
+	return r->endpoint && r->n >= 1 && r->n <= 5000 && r->tmax > 0 && r->tmax <= 300 ? 0 : -1;
+}
 
-	FILE *raw = rawpath ? fopen(rawpath, "w") : NULL;
+/* The series, one block of n samples each. */
+static void series_init(struct run *r)
+{
+	int n = r->n;
+
+	r->mem = calloc(9 * (size_t)n, sizeof(uint64_t));
+	if (!r->mem) {
+		perror("calloc");
+		exit(1);
+	}
+	r->fl_res = (struct series){"floor_resume", r->mem, 0, n};
+	r->fl_stop = (struct series){"floor_stop", r->mem + n, 0, n};
+	r->v_eff = (struct series){"vsched_effect", r->mem + 2 * n, 0, n};
+	r->v_rep = (struct series){"vsched_reply", r->mem + 3 * n, 0, n};
+	r->v_rev = (struct series){"vsched_revoke", r->mem + 4 * n, 0, n};
+	r->v_list = (struct series){"vsched_list_rtt", r->mem + 5 * n, 0, n};
+	r->z_rtt = (struct series){"zmq_echo_rtt", r->mem + 6 * n, 0, n};
+	r->z_same = (struct series){"zmq_echo_rtt_samecpu", r->mem + 7 * n, 0, n};
+	r->z_other = (struct series){"zmq_echo_rtt_othercpu", r->mem + 8 * n, 0, n};
+}
+
+/*
+ * The shared page and the stamping child on task_cpu; the bench pinned to bench_cpu at
+ * SCHED_FIFO 99, memory locked; the ZeroMQ context (I/O thread alike) and the REQ socket to
+ * vsched. Returns 0 or -1 (reported).
+ */
+static int setup(struct run *r)
+{
+	cpu_set_t set;
+
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		perror("mmap");
-		return 1;
+		return -1;
 	}
 	memset(sh, 0, sizeof(*sh));
 	atomic_store(&sh->stamp, mono_now());
-
-	pid_t child = fork();
-	if (child < 0) {
+	r->child = fork();
+	if (r->child < 0) {
 		perror("fork");
-		return 1;
+		return -1;
 	}
-	if (child == 0)
-		child_main(task_cpu);
-
-	/* The bench: pinned, SCHED_FIFO 99 (it sleeps between polls), memory locked. */
-	cpu_set_t set;
+	if (r->child == 0)
+		child_main(r->task_cpu);
 	CPU_ZERO(&set);
-	CPU_SET(bench_cpu, &set);
+	CPU_SET(r->bench_cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 	mlockall(MCL_CURRENT | MCL_FUTURE);
 	set_fifo(0, 99);
-
-	void *ctx = zmq_ctx_new();
-	zmq_ctx_set(ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
-	zmq_ctx_set(ctx, ZMQ_THREAD_PRIORITY, 99);
-	zmq_ctx_set(ctx, ZMQ_THREAD_AFFINITY_CPU_ADD, bench_cpu);
-	zsock = zmq_socket(ctx, ZMQ_REQ);
-	int tmo = 2000, zero = 0;
-	zmq_setsockopt(zsock, ZMQ_RCVTIMEO, &tmo, sizeof(tmo));
-	zmq_setsockopt(zsock, ZMQ_SNDTIMEO, &tmo, sizeof(tmo));
-	zmq_setsockopt(zsock, ZMQ_LINGER, &zero, sizeof(zero));
-	if (zmq_connect(zsock, endpoint) != 0) {
-		fprintf(stderr, "bench_chglat: connect %s: %s\n", endpoint, zmq_strerror(errno));
-		return 1;
+	r->ctx = zmq_ctx_new();
+	zmq_ctx_set(r->ctx, ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO);
+	zmq_ctx_set(r->ctx, ZMQ_THREAD_PRIORITY, 99);
+	zmq_ctx_set(r->ctx, ZMQ_THREAD_AFFINITY_CPU_ADD, r->bench_cpu);
+	zsock = zmq_socket(r->ctx, ZMQ_REQ);
+	zmq_setsockopt(zsock, ZMQ_RCVTIMEO, &ZTMO, sizeof(ZTMO));
+	zmq_setsockopt(zsock, ZMQ_SNDTIMEO, &ZTMO, sizeof(ZTMO));
+	zmq_setsockopt(zsock, ZMQ_LINGER, &ZZERO, sizeof(ZZERO));
+	if (zmq_connect(zsock, r->endpoint) != 0) {
+		fprintf(stderr, "bench_chglat: connect %s: %s\n", r->endpoint, zmq_strerror(errno));
+		return -1;
 	}
-
-	uint64_t *mem = calloc(9 * (size_t)n, sizeof(uint64_t));
-	struct series fl_res = {"floor_resume", mem, 0, n};
-	struct series fl_stop = {"floor_stop", mem + n, 0, n};
-	struct series v_eff = {"vsched_effect", mem + 2 * n, 0, n};
-	struct series v_rep = {"vsched_reply", mem + 3 * n, 0, n};
-	struct series v_rev = {"vsched_revoke", mem + 4 * n, 0, n};
-	struct series v_list = {"vsched_list_rtt", mem + 5 * n, 0, n};
-	struct series z_rtt = {"zmq_echo_rtt", mem + 6 * n, 0, n};
-	struct series z_same = {"zmq_echo_rtt_samecpu", mem + 7 * n, 0, n};
-	struct series z_other = {"zmq_echo_rtt_othercpu", mem + 8 * n, 0, n};
-	int fl_fail = 0, v_noeff = 0, v_notparked = 0, v_norev = 0, rc = 0;
-	mono_ns deadline = mono_now() + (mono_ns)(tmax * NSEC_PER_SEC);
+	r->deadline = mono_now() + (mono_ns)(r->tmax * NSEC_PER_SEC);
 	srand((unsigned)getpid());
+	return 0;
+}
 
-	/*
-	 * 0. Reference: round trip of a LIST-sized request to a bare ZeroMQ echo server, on any
-	 * CPU (as vsched's API), pinned to the bench's CPU (no cross-CPU wake-up) and pinned to
-	 * the other CPU (server's two threads together, one CPU crossing each way).
-	 */
-	for (int v = 0; v < 3; v++) {
-		struct series *zs = v == 0 ? &z_rtt : v == 1 ? &z_same : &z_other;
-		char echo_ep[128];
-		snprintf(echo_ep, sizeof(echo_ep), "ipc:///tmp/bench_chglat.%d.%d.sock",
-		         (int)getpid(), v);
-		pid_t echo = fork();
-		if (echo == 0)
-			echo_main(echo_ep, v == 0 ? -1 : v == 1 ? bench_cpu : task_cpu);
-		if (echo < 0)
-			continue;
-		void *es = zmq_socket(ctx, ZMQ_REQ);
-		zmq_setsockopt(es, ZMQ_RCVTIMEO, &tmo, sizeof(tmo));
-		zmq_setsockopt(es, ZMQ_LINGER, &zero, sizeof(zero));
-		zmq_connect(es, echo_ep);
-		uint8_t ebuf[VSP_MAX_FRAME];
-		struct vsp_request lreq = {.type = VSP_LIST};
-		int elen = vsp_encode_request(&lreq, ebuf, sizeof(ebuf));
-		for (int i = 0; i <= n && elen > 0 && mono_before(mono_now(), deadline); i++) {
-			sleep_ns((uint64_t)(rand() % 300) * NSEC_PER_USEC);
-			mono_ns t0 = mono_now();
-			if (zmq_send(es, ebuf, (size_t)elen, 0) != elen ||
-			    zmq_recv(es, ebuf, sizeof(ebuf), 0) < 0)
-				break; /* REQ state is broken after a timeout: give up */
-			if (i > 0)     /* the first one includes connecting */
-				series_add(zs, mono_now() - t0, raw);
-		}
-		zmq_send(es, "", 0, ZMQ_DONTWAIT);
-		sleep_ns(20 * NSEC_PER_MSEC);
-		zmq_close(es);
-		kill(echo, SIGKILL);
-		waitpid(echo, NULL, 0);
-		unlink(echo_ep + strlen("ipc://"));
+/* Round trips of a LIST-sized request to an echo server pinned to cpu (-1: any) into zs. */
+static void echo_series(struct run *r, int v, int cpu, struct series *zs)
+{
+	struct vsp_request lreq = {.type = VSP_LIST};
+	uint8_t ebuf[VSP_MAX_FRAME];
+	char echo_ep[128];
+	int elen = vsp_encode_request(&lreq, ebuf, sizeof(ebuf));
+	void *es;
+	pid_t echo;
+
+	snprintf(echo_ep, sizeof(echo_ep), "ipc:///tmp/bench_chglat.%d.%d.sock", (int)getpid(), v);
+	echo = fork();
+	if (echo == 0)
+		echo_main(echo_ep, cpu);
+	if (echo < 0)
+		return;
+	es = zmq_socket(r->ctx, ZMQ_REQ);
+	zmq_setsockopt(es, ZMQ_RCVTIMEO, &ZTMO, sizeof(ZTMO));
+	zmq_setsockopt(es, ZMQ_LINGER, &ZZERO, sizeof(ZZERO));
+	zmq_connect(es, echo_ep);
+	for (int i = 0; i <= r->n && elen > 0 && mono_before(mono_now(), r->deadline); i++) {
+		sleep_ns((uint64_t)(rand() % 300) * NSEC_PER_USEC);
+		mono_ns t0 = mono_now();
+		if (zmq_send(es, ebuf, (size_t)elen, 0) != elen ||
+		    zmq_recv(es, ebuf, sizeof(ebuf), 0) < 0)
+			break; /* REQ state is broken after a timeout: give up */
+		if (i > 0)     /* the first one includes connecting */
+			series_add(zs, mono_now() - t0, r->raw);
 	}
-
-	/* 1. Floor: SIGSTOP / SIGCONT of a SCHED_FIFO 98 spinner. */
+	zmq_send(es, "", 0, ZMQ_DONTWAIT);
 	sleep_ns(20 * NSEC_PER_MSEC);
-	kill(child, SIGSTOP);
+	zmq_close(es);
+	kill(echo, SIGKILL);
+	waitpid(echo, NULL, 0);
+	unlink(echo_ep + strlen("ipc://"));
+}
+
+/*
+ * 0. Reference: round trip of a LIST-sized request to a bare ZeroMQ echo server, on any
+ * CPU (as vsched's API), pinned to the bench's CPU (no cross-CPU wake-up) and pinned to the
+ * other CPU (server's two threads together, one CPU crossing each way).
+ */
+static void phase_echo(struct run *r)
+{
+	echo_series(r, 0, -1, &r->z_rtt);
+	echo_series(r, 1, r->bench_cpu, &r->z_same);
+	echo_series(r, 2, r->task_cpu, &r->z_other);
+}
+
+/* 1. Floor: SIGSTOP / SIGCONT of a SCHED_FIFO 98 spinner. Returns 0 or -1 (reported). */
+static int phase_floor(struct run *r)
+{
+	sleep_ns(20 * NSEC_PER_MSEC);
+	kill(r->child, SIGSTOP);
 	if (!wait_parked(NSEC_PER_SEC)) {
 		fprintf(stderr, "bench_chglat: child does not stop\n");
-		rc = 1;
-		goto out;
+		return -1;
 	}
-	set_fifo(child, 98);
-	for (int i = 0; i < n && mono_before(mono_now(), deadline); i++) {
+	set_fifo(r->child, 98);
+	for (int i = 0; i < r->n && mono_before(mono_now(), r->deadline); i++) {
 		sleep_ns((uint64_t)(rand() % 300) * NSEC_PER_USEC);
 		gaps_skip();
 		mono_ns t0 = mono_now();
-		kill(child, SIGCONT);
+		kill(r->child, SIGCONT);
 		uint64_t e = wait_resumed(t0);
-		if (e <= 1) {
-			fl_fail++;
-		} else {
-			series_add(&fl_res, e - t0, raw);
-		}
+		if (e <= 1)
+			r->fl_fail++;
+		else
+			series_add(&r->fl_res, e - t0, r->raw);
 		sleep_ns(200 * NSEC_PER_USEC);
 		mono_ns t1 = mono_now();
-		kill(child, SIGSTOP);
+		kill(r->child, SIGSTOP);
 		uint64_t s = wait_parked(WAIT_MAX_NS);
 		if (!s) {
 			fprintf(stderr, "bench_chglat: child does not stop\n");
-			rc = 1;
-			goto out;
+			return -1;
 		}
-		series_add(&fl_stop, s > t1 ? s - t1 : 0, raw);
+		series_add(&r->fl_stop, s > t1 ? s - t1 : 0, r->raw);
 	}
-	set_fifo(child, 0);
+	set_fifo(r->child, 0);
+	return 0;
+}
 
-	/* 2. vsched: add parked, then entitle / revoke through the API. */
+/* One vsched sample: entitle (effect, reply), revoke, then a LIST. 0 or -1 (reported). */
+static int vsched_sample(struct run *r)
+{
+	struct vsp_request req = {
+	    .type = VSP_SET, .pid = r->child, .resv = {RESV_PERIOD, SLICE_BIG, 0, 0}};
+	struct vsp_request lreq = {.type = VSP_LIST};
+	mono_ns t_rep, t0, t1, t2, t3;
+	int st;
+
+	gaps_skip();
+	t0 = mono_now();
+	st = api_call(&req, &t_rep);
+	if (st) {
+		fprintf(stderr, "bench_chglat: SET failed: %s\n", strerror(-st));
+		return -1;
+	}
+	series_add(&r->v_rep, t_rep - t0, r->raw);
+	uint64_t e = wait_resumed(t0);
+	if (e == 0)
+		r->v_noeff++;
+	else if (e == 1)
+		r->v_notparked++;
+	else
+		series_add(&r->v_eff, e - t0, r->raw);
+	sleep_ns(200 * NSEC_PER_USEC);
+	req.resv.slice = SLICE_SMALL;
+	t1 = mono_now();
+	st = api_call(&req, NULL);
+	if (st) {
+		fprintf(stderr, "bench_chglat: SET failed: %s\n", strerror(-st));
+		return -1;
+	}
+	uint64_t s = wait_parked(WAIT_MAX_NS);
+	if (!s)
+		r->v_norev++;
+	else
+		series_add(&r->v_rev, s > t1 ? s - t1 : 0, r->raw);
+	/* The API round trip alone: a LIST request, nothing to change. */
+	t2 = mono_now();
+	if (api_call(&lreq, &t3) == 0)
+		series_add(&r->v_list, t3 - t2, r->raw);
+	return 0;
+}
+
+/* 2. vsched: add parked, then entitle / revoke through the API. 0 or -1 (reported). */
+static int phase_vsched(struct run *r)
+{
 	struct vsp_request req = {.type = VSP_ADD,
-	                          .pid = child,
-	                          .cpu = task_cpu,
+	                          .pid = r->child,
+	                          .cpu = r->task_cpu,
 	                          .park = VSP_PARK_STOP,
 	                          .resv = {RESV_PERIOD, SLICE_SMALL, 0, 0}};
-	int st = api_call(&req, NULL);
-	kill(child, SIGCONT); /* vsched parks it from here on */
+	int st = api_call(&req, NULL), rc = 0;
+
+	kill(r->child, SIGCONT); /* vsched parks it from here on */
 	if (st) {
 		fprintf(stderr, "bench_chglat: ADD failed: %s\n", strerror(-st));
-		rc = 1;
-		goto out;
+		return -1;
 	}
 	if (!wait_parked(3 * NSEC_PER_SEC)) {
 		fprintf(stderr,
-		        "bench_chglat: vsched does not park the task (slice %llu us per "
-		        "%llu ms)\n",
+		        "bench_chglat: vsched does not park the task (slice %llu us per %llu ms)\n",
 		        SLICE_SMALL / NSEC_PER_USEC, RESV_PERIOD / NSEC_PER_MSEC);
-		rc = 1;
-		goto del;
+		rc = -1;
 	}
-	for (int i = 0; i < n && mono_before(mono_now(), deadline); i++) {
+	for (int i = 0; rc == 0 && i < r->n && mono_before(mono_now(), r->deadline); i++) {
 		sleep_ns((uint64_t)(rand() % 300) * NSEC_PER_USEC);
 		if (!wait_parked(2 * NSEC_PER_SEC)) {
-			v_norev++;
+			r->v_norev++;
 			continue;
 		}
-		gaps_skip();
-		req = (struct vsp_request){
-		    .type = VSP_SET, .pid = child, .resv = {RESV_PERIOD, SLICE_BIG, 0, 0}};
-		mono_ns t_rep, t0 = mono_now();
-		st = api_call(&req, &t_rep);
-		if (st) {
-			fprintf(stderr, "bench_chglat: SET failed: %s\n", strerror(-st));
-			rc = 1;
-			break;
-		}
-		series_add(&v_rep, t_rep - t0, raw);
-		uint64_t e = wait_resumed(t0);
-		if (e == 0)
-			v_noeff++;
-		else if (e == 1)
-			v_notparked++;
-		else
-			series_add(&v_eff, e - t0, raw);
-
-		sleep_ns(200 * NSEC_PER_USEC);
-		req.resv.slice = SLICE_SMALL;
-		mono_ns t1 = mono_now();
-		st = api_call(&req, NULL);
-		if (st) {
-			fprintf(stderr, "bench_chglat: SET failed: %s\n", strerror(-st));
-			rc = 1;
-			break;
-		}
-		uint64_t s = wait_parked(WAIT_MAX_NS);
-		if (!s)
-			v_norev++;
-		else
-			series_add(&v_rev, s > t1 ? s - t1 : 0, raw);
-
-		/* The API round trip alone: a LIST request, nothing to change. */
-		struct vsp_request lreq = {.type = VSP_LIST};
-		mono_ns t2 = mono_now(), t3;
-		if (api_call(&lreq, &t3) == 0)
-			series_add(&v_list, t3 - t2, raw);
+		rc = vsched_sample(r);
 	}
-del:
-	req = (struct vsp_request){.type = VSP_DEL, .pid = child};
+	req = (struct vsp_request){.type = VSP_DEL, .pid = r->child};
 	api_call(&req, NULL);
-out:
-	atomic_store(&sh->stop, 1);
-	kill(child, SIGCONT);
-	sleep_ns(50 * NSEC_PER_MSEC);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-
-	series_print(&fl_res);
-	series_print(&fl_stop);
-	printf("floor_fail %d\n", fl_fail);
-	series_print(&v_eff);
-	series_print(&v_rep);
-	series_print(&v_rev);
-	series_print(&v_list);
-	series_print(&z_rtt);
-	series_print(&z_same);
-	series_print(&z_other);
-	printf("vsched_no_effect %d\nvsched_not_parked %d\nvsched_no_revoke %d\n", v_noeff,
-	       v_notparked, v_norev);
-	if (raw)
-		fclose(raw);
-	zmq_close(zsock);
-	zmq_ctx_term(ctx);
-	free(mem);
 	return rc;
-usage:
-	fprintf(stderr, "usage: bench_chglat -s ENDPOINT [-n N(1-5000)] [-t TASK_CPU] "
-	                "[-b BENCH_CPU] [-r RAWFILE] [-T SECONDS(<=300)]\n");
-	return 2;
+}
+
+/* Ends the child, prints every figure, releases everything. */
+static void finish(struct run *r)
+{
+	atomic_store(&sh->stop, 1);
+	kill(r->child, SIGCONT);
+	sleep_ns(50 * NSEC_PER_MSEC);
+	kill(r->child, SIGKILL);
+	waitpid(r->child, NULL, 0);
+	series_print(&r->fl_res);
+	series_print(&r->fl_stop);
+	printf("floor_fail %d\n", r->fl_fail);
+	series_print(&r->v_eff);
+	series_print(&r->v_rep);
+	series_print(&r->v_rev);
+	series_print(&r->v_list);
+	series_print(&r->z_rtt);
+	series_print(&r->z_same);
+	series_print(&r->z_other);
+	printf("vsched_no_effect %d\nvsched_not_parked %d\nvsched_no_revoke %d\n", r->v_noeff,
+	       r->v_notparked, r->v_norev);
+	if (r->raw)
+		fclose(r->raw);
+	zmq_close(zsock);
+	zmq_ctx_term(r->ctx);
+	free(r->mem);
+}
+
+int main(int argc, char **argv)
+{
+	const char *rawpath;
+	struct run r;
+	int rc = 0;
+
+	if (parse_args(argc, argv, &r, &rawpath) < 0) {
+		fprintf(stderr, "usage: bench_chglat -s ENDPOINT [-n N(1-5000)] [-t TASK_CPU] "
+		                "[-b BENCH_CPU] [-r RAWFILE] [-T SECONDS(<=300)]\n");
+		return 2;
+	}
+	r.raw = rawpath ? fopen(rawpath, "w") : NULL;
+	series_init(&r);
+	if (setup(&r) < 0)
+		return 1;
+	phase_echo(&r);
+	if (phase_floor(&r) < 0 || phase_vsched(&r) < 0)
+		rc = 1;
+	finish(&r);
+	return rc;
 }

@@ -1,36 +1,45 @@
 #!/bin/bash
 # Scheduler benchmarks, all in one run, printed side by side with their references
 # (DESIGN.md §8; results and commands in bench/RESULTS.md):
-#   1. delivered share, vsched vs SCHED_DEADLINE      bench/sched_share.sh
-#   2. deadline misses and rt-app cross-check          bench/sched_rtapp.sh
-#   3. constraint change latency                       bench/sched_chglat.sh
-#   4. vsched's own CPU use, 8 tasks at 10 ms          bench/sched_overhead.sh
+#   1. delivered share of a spinner, vsched (both anchors) vs SCHED_DEADLINE   sched_share.sh
+#   2. misses of a periodic job that sleeps between jobs, phases swept, vsched
+#      (both anchors, both park policies) vs SCHED_DEADLINE                     sched_sleep.sh
+#   3. what scheduling costs: vsched's own CPU with 8 and 32 tasks at 10 ms, and
+#      the capacity left to other work beside SCHED_DEADLINE's                  sched_overhead.sh
+#   4. constraint change latency                                               sched_chglat.sh
+#   5. the node's self-test: the finest period served with < 1 % misses        vschedctl selftest
+#   6. rt-app cross-check (an independent periodic job, rt-app's own figures)  sched_rtapp.sh
 #
 #   bench/run_sched.sh [BIN_DIR [OUT_DIR]]
 #
-# BIN_DIR: the build's bin/ with vsched, vschedctl, bench_spin, bench_share, bench_chglat
-# (default $VS_BIN, else build/bin). OUT_DIR keeps the raw figures (default a new
-# /tmp/vsched-bench.XXXXXX). Each part runs under `flock /tmp/vsched-rt.lock` (the
-# machine's RT test lock, held for one part at a time, at most ~2 min; waits up to 10 min
-# for it) and under a timeout. Do not wrap this script in that flock yourself (deadlock);
-# the whole suite takes about 5 minutes. Needs root (SCHED_FIFO, SCHED_DEADLINE), rt-app, jq.
+# BIN_DIR: the build's bin/ with vsched, vschedctl, bench_* (default $VS_BIN, else build/bin).
+# OUT_DIR keeps the raw figures (default a new /tmp/vsched-bench.XXXXXX). Each part runs under
+# `flock /tmp/vsched-rt.lock` (the machine's RT test lock, held for one part at a time; waits
+# up to 10 min for it) and under a timeout. Do not wrap this script in that flock yourself
+# (deadlock). The whole run takes about 12 minutes. Needs root (SCHED_FIFO,
+# SCHED_DEADLINE), rt-app, jq. PARTS selects parts (default "share sleep overhead chglat
+# selftest rtapp").
 set -euo pipefail
 VS_SRC=$(cd "$(dirname "$0")/.." && pwd)
 VS_BIN=$(cd "${1:-${VS_BIN:-$VS_SRC/build/bin}}" && pwd)
 OUT=${2:-$(mktemp -d /tmp/vsched-bench.XXXXXX)}
+PARTS=${PARTS:-share sleep overhead chglat selftest rtapp}
 mkdir -p "$OUT"
 export VS_SRC VS_BIN
 LOCK=/tmp/vsched-rt.lock
 
-for b in vsched vschedctl bench_spin bench_share bench_chglat; do
+for b in vsched vschedctl bench_spin bench_share bench_chglat bench_periodic; do
 	[ -x "$VS_BIN/$b" ] || { echo "run_sched: $VS_BIN/$b missing (build first)" >&2; exit 1; }
 done
 
-part() { # NAME TIMEOUT SCRIPT RAWFILE
-	echo "== $1 ($(date -u +%H:%M:%S) UTC)"
-	if ! flock -w 600 "$LOCK" timeout "$2" bash "$VS_SRC/bench/$3" "$OUT/$4" >"$OUT/$1.log" 2>&1; then
-		echo "   $3 failed or skipped, see $OUT/$1.log:"
-		tail -5 "$OUT/$1.log" | sed 's/^/   /'
+part() { # NAME TIMEOUT SCRIPT RAWFILE [ENV=VALUE...]
+	local name=$1 tmo=$2 script=$3 raw=$4
+	shift 4
+	case " $PARTS " in *" $name "*) ;; *) return 0 ;; esac
+	echo "== $name ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1 /proc/loadavg))"
+	if ! flock -w 600 "$LOCK" env "$@" timeout "$tmo" bash "$VS_SRC/bench/$script" "$OUT/$raw" >"$OUT/$name.log" 2>&1; then
+		echo "   $script failed or skipped, see $OUT/$name.log:"
+		tail -5 "$OUT/$name.log" | sed 's/^/   /'
 	fi
 }
 
@@ -39,44 +48,62 @@ part() { # NAME TIMEOUT SCRIPT RAWFILE
 	echo "# kernel $(uname -r), $(nproc) CPUs, rt $(cat /proc/sys/kernel/sched_rt_runtime_us)/$(cat /proc/sys/kernel/sched_rt_period_us), loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/machine"
 
-part share 240 sched_share.sh share.raw
-part rtapp 240 sched_rtapp.sh rtapp.raw
+part share 300 sched_share.sh share.raw BENCH_SHARES="${BENCH_SHARES:-30}"
+part sleep 400 sched_sleep.sh sleep.raw
+part overhead 200 sched_overhead.sh overhead.raw
 part chglat 150 sched_chglat.sh chglat.raw
-part overhead 120 sched_overhead.sh overhead.raw
+part selftest 60 sched_selftest.sh selftest.raw
+part rtapp 240 sched_rtapp.sh rtapp.raw BENCH_SHARES="${BENCH_SHARES:-30}"
 echo "# loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine"
 
 # ---- side-by-side tables
 med() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" "$2" 2>/dev/null | tail -1; } # KEY FILE
 
 echo
-echo "### 1. vsched vs SCHED_DEADLINE (same runtime and period)"
-echo "share = CPU delivered to a spinner (schedstat, median of 3 windows), err = share - reserved (points);"
-echo "miss% = rt-app periods with negative slack (job of 0.8 x slice); self% = vsched's own miss counter"
-printf '| %-6s | %-5s | %-9s | %-9s | %-9s | %-9s | %-9s | %-9s | %-7s |\n' period share "DL share" "DL err" "vs share" "vs err" "DL miss%" "vs miss%" "vs self%"
-printf '|%s|\n' "--------|-------|-----------|-----------|-----------|-----------|-----------|-----------|---------"
+echo "### 1. Share of a spinner, vsched (park stop) vs SCHED_DEADLINE, same runtime and period"
+echo "median of 3 windows (schedstat); err = share - reserved, points; goal |err| <= 0.5 (1 ms too)"
+printf '| %-6s | %-5s | %-9s | %-7s | %-11s | %-7s | %-12s | %-7s |\n' period share "DL share" "DL err" "vs epoch" "err" "vs wakeup" "err"
+printf '|%s|\n' "--------|-------|-----------|---------|-------------|---------|--------------|---------"
 for p in 100000 10000 1000; do
-	for pct in 30 50; do
+	for pct in ${BENCH_SHARES:-30}; do
 		dl=$(awk -v p=$p -v s=$pct '$2 == "deadline" && $3 == p && $4 == s && $6 != "-" { print $6 }' "$OUT/share.raw" 2>/dev/null | med)
-		vs=$(awk -v p=$p -v s=$pct '$2 == "vsched" && $3 == p && $4 == s && $6 != "-" { print $6 }' "$OUT/share.raw" 2>/dev/null | med)
-		dm=$(awk -v p=$p -v s=$pct '$1 == "rtapp" && $2 == "deadline" && $3 == p && $4 == s && $5 > 0 { printf "%.2f", 100 * $6 / $5 }' "$OUT/rtapp.raw" 2>/dev/null)
-		vm=$(awk -v p=$p -v s=$pct '$1 == "rtapp" && $2 == "vsched" && $3 == p && $4 == s && $5 > 0 { printf "%.2f", 100 * $6 / $5 }' "$OUT/rtapp.raw" 2>/dev/null)
-		sm=$(awk -v p=$p -v s=$pct '$1 == "rtapp" && $2 == "vsched" && $3 == p && $4 == s && $13 != "-" && $13 > 0 { printf "%.2f", 100 * $12 / $13 }' "$OUT/rtapp.raw" 2>/dev/null)
-		awk -v p=$p -v s=$pct -v dl="$dl" -v vs="$vs" -v dm="${dm:--}" -v vm="${vm:--}" -v sm="${sm:--}" 'BEGIN {
-			de = dl == "-" ? "-" : sprintf("%+.2f", dl - s); ve = vs == "-" ? "-" : sprintf("%+.2f", vs - s)
-			printf "| %-6s | %-5s | %-9s | %-9s | %-9s | %-9s | %-9s | %-9s | %-7s |\n", p / 1000 "ms", s "%", dl, de, vs, ve, dm, vm, sm }'
+		ve=$(awk -v p=$p -v s=$pct '$2 == "vsched" && $3 == p && $4 == s && $6 != "-" { print $6 }' "$OUT/share.raw" 2>/dev/null | med)
+		vw=$(awk -v p=$p -v s=$pct '$2 == "vsched-wakeup" && $3 == p && $4 == s && $6 != "-" { print $6 }' "$OUT/share.raw" 2>/dev/null | med)
+		awk -v p=$p -v s=$pct -v dl="$dl" -v ve="$ve" -v vw="$vw" 'function e(x) { return x == "-" ? "-" : sprintf("%+.2f", x - s) } BEGIN {
+			printf "| %-6s | %-5s | %-9s | %-7s | %-11s | %-7s | %-12s | %-7s |\n", p / 1000 "ms", s "%", dl, e(dl), ve, e(ve), vw, e(vw) }'
 	done
 done
 
 echo
-echo "### 2. rt-app cross-check (after the first 200 ms; µs)"
-grep '^#' "$OUT/rtapp.raw" 2>/dev/null || true
-printf '| %-6s | %-5s | %-8s | %-7s | %-6s | %-9s | %-9s | %-9s | %-9s | %-8s |\n' period share sched periods miss% "slack med" "slack p1" "wulat med" "wulat p99" "run med"
-printf '|%s|\n' "--------|-------|----------|---------|--------|-----------|-----------|-----------|-----------|---------"
-awk '$1 == "rtapp" { m = ($5 > 0) ? sprintf("%.2f", 100 * $6 / $5) : "-"
-	printf "| %-6s | %-5s | %-8s | %-7s | %-6s | %-9s | %-9s | %-9s | %-9s | %-8s |\n", $3 / 1000 "ms", $4 "%", $2, $5, m, $7, $8, $9, $10, $11 }' "$OUT/rtapp.raw" 2>/dev/null || true
+echo "### 2. Misses of a periodic job that sleeps between jobs (job 2/3 of a 30 % slice, absolute timer)"
+echo "miss % over the release phases (percent of the period after vsched's epoch): worst / median;"
+echo "goal: vsched <= kernel + 1 point at every phase"
+awk '$1 == "sleep" { split($7, m, "="); if (m[2] == "-") next
+	k = $3 " " $2; n[k]++; v[k, n[k]] = m[2] + 0; ph[k] = ph[k] sprintf(" %s:%s", $4, m[2]); if (!(k in mx) || m[2] + 0 > mx[k]) mx[k] = m[2] + 0 }
+END { for (k in n) { c = n[k]; for (i = 1; i <= c; i++) x[i] = v[k, i]
+	for (i = 2; i <= c; i++) { t = x[i]; j = i - 1; while (j >= 1 && x[j] > t) { x[j + 1] = x[j]; j-- } x[j + 1] = t }
+	md = c % 2 ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
+	split(k, kk, " "); printf "%08d %-20s %7.2f %7.2f %s\n", kk[1], kk[2], mx[k], md, ph[k] } }' "$OUT/sleep.raw" 2>/dev/null |
+	sort -k1,1nr -k2,2 | awk 'BEGIN { printf "| %-6s | %-20s | %-7s | %-7s | %s |\n", "period", "scheduler", "worst", "median", "per phase"
+	print "|--------|----------------------|---------|---------|-----------" }
+	{ printf "| %-6s | %-20s | %-7s | %-7s |", $1 / 1000 "ms", $2, $3, $4; for (i = 5; i <= NF; i++) printf " %s", $i; print " |" }'
 
 echo
-echo "### 3. Constraint change latency (µs; bench on CPU 0, task on CPU 1)"
+echo "### 3. What scheduling costs (% of one CPU; 10 s windows; goals: vsched <= 1 % with 8 tasks, <= 1 %/CPU with 16 per CPU)"
+o=$OUT/overhead.raw
+printf '| %-28s | %-10s | %-10s |\n' figure "8 tasks" "32 tasks"
+printf '|%s|\n' "------------------------------|------------|------------"
+printf '| %-28s | %-10s | %-10s |\n' "vsched's own CPU" "$(kv vsched8_vsched_pct "$o")" "$(kv vsched32_vsched_pct "$o")"
+printf '| %-28s | %-10s | %-10s |\n' "vsched context switches /s" "$(kv vsched8_ctxsw_per_s "$o")" "$(kv vsched32_ctxsw_per_s "$o")"
+printf '| %-28s | %-10s | %-10s |\n' "left to other work, vsched" "$(kv vsched8_left_pct "$o")" "$(kv vsched32_left_pct "$o")"
+printf '| %-28s | %-10s | %-10s |\n' "left to other work, DEADLINE" "$(kv deadline8_left_pct "$o")" "$(kv deadline32_left_pct "$o")"
+printf '| %-28s | %-10s | %-10s |\n' "tasks' share err min,max" "$(kv vsched8_task_err_min_max "$o")" "$(kv vsched32_task_err_min_max "$o")"
+printf '| %-28s | %-10s | %-10s |\n' "vsched misses / periods" "$(kv vsched8_misses "$o")/$(kv vsched8_periods "$o")" "$(kv vsched32_misses "$o")/$(kv vsched32_periods "$o")"
+echo "idle daemon: $(kv idle_vsched_pct "$o") %; watchdog: $(kv vsched8_watchdog_pct "$o") %"
+
+echo
+echo "### 4. Constraint change latency (µs; bench on CPU 0, task on CPU 1)"
 printf '| %-7s | %-38s | %-4s | %-7s | %-7s | %-7s | %-7s |\n' variant figure n median p90 p99 max
 printf '|%s|\n' "---------|----------------------------------------|------|---------|---------|---------|---------"
 awk '{ v = $1; f = $2; if (f !~ /^((floor|vsched)_(resume|stop|effect|reply|revoke|list_rtt)|zmq_echo_rtt.*)$/) next
@@ -90,7 +117,15 @@ awk '{ v = $1; f = $2; if (f !~ /^((floor|vsched)_(resume|stop|effect|reply|revo
 echo "reference: VSched ~1000 µs; goal <= 100 µs median"
 
 echo
-echo "### 4. vsched's own CPU use (% of one CPU; goal <= 1 %, VSched ~2 %)"
-cat "$OUT/overhead.raw" 2>/dev/null || true
+echo "### 5. Self-test: the finest period this node serves with < 1 % misses"
+cat "$OUT/selftest.raw" 2>/dev/null || true
+
+echo
+echo "### 6. rt-app cross-check (job 0.8 × slice, relative timer; after the first 200 ms; µs)"
+grep '^#' "$OUT/rtapp.raw" 2>/dev/null || true
+printf '| %-6s | %-5s | %-8s | %-7s | %-6s | %-9s | %-9s | %-9s | %-8s | %-9s |\n' period share sched periods miss% "slack med" "slack p1" "wulat med" "run med" "self miss%"
+printf '|%s|\n' "--------|-------|----------|---------|--------|-----------|-----------|-----------|----------|-----------"
+awk '$1 == "rtapp" { m = ($5 > 0) ? sprintf("%.2f", 100 * $6 / $5) : "-"; sm = ($13 != "-" && $13 > 0) ? sprintf("%.2f", 100 * $12 / $13) : "-"
+	printf "| %-6s | %-5s | %-8s | %-7s | %-6s | %-9s | %-9s | %-9s | %-8s | %-9s |\n", $3 / 1000 "ms", $4 "%", $2, $5, m, $7, $8, $9, $11, sm }' "$OUT/rtapp.raw" 2>/dev/null || true
 echo
 echo "raw figures and logs: $OUT"

@@ -1,16 +1,24 @@
 #!/bin/bash
-# vsched's own CPU use with 8 tasks at 10 ms periods (DESIGN.md §8: <= 1 % of one CPU;
-# VSched ~2 %), beside the same daemon idle in the same run.
+# What scheduling costs: vsched's own CPU with 8 and with 32 tasks at 10 ms (DESIGN.md §8:
+# <= 1 % of one CPU for 8; the issue: <= 1 % per CPU for 16 per CPU), and beside it what
+# SCHED_DEADLINE leaves for other work with the same reservations, in the same run.
 #
 #   VS_BIN=build/bin VS_SRC=. bench/sched_overhead.sh [OUT]
 #
-# 1. idle: vsched with no task, CPU over 5 s.
-# 2. loaded: 8 spinners (bench_spin), 4 per CPU, period 10 ms, slices 1/1.5/2/2.5 ms on CPU 0
-#    and 0.5/1/2/3 ms on CPU 1 (65 % per CPU), park stop; after 1 s of warm-up, the CPU of
-#    every vsched thread (/proc/PID/task/*/schedstat, bench_share) and of its watchdog
-#    process over WINDOW s (default 10), as % of one CPU; the daemon's context switches
-#    per second; each task's delivered share and vsched's miss count.
-# Output (OUT, default $TMP/overhead.raw): key=value lines. Bounded: about 20 s.
+# Per case, after 1 s of warm-up, over WINDOW s (default 10):
+#   vsched N : N spinners (bench_spin), N/2 per CPU, period 10 ms, park stop, slices 1/1.5/2/
+#              2.5 ms and 0.5/1/2/3 ms per CPU for N = 8 (65 % per CPU), 375 us each for
+#              N = 32 (60 % per CPU); one SCHED_OTHER spinner pinned to each CPU soaks up the
+#              rest. Measured: the CPU of every vsched thread and of its watchdog (% of one
+#              CPU), its context switches per second, each task's share against its
+#              reservation, vsched's miss count, and what the two background spinners got
+#              ("left": capacity the scheduling left to other work).
+#   deadline N: the same N spinners under SCHED_DEADLINE (runtime = slice, period 10 ms) and
+#              the same background spinners: "left" is the kernel's reference.
+# The idle daemon (no task) is measured first. Extra vsched configuration lines can be given
+# in BENCH_VS_EXTRA (e.g. 'perf_events = "off";' or 'stop_method = "signal";').
+# Output (OUT, default $TMP/overhead.raw): key=value lines, one group per case.
+# Bounded: about 80 s.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sched_lib.sh
@@ -18,8 +26,9 @@ source "$here/sched_lib.sh"
 
 OUT=${1:-$TMP/overhead.raw}
 WINDOW=${WINDOW:-10}
+CASES=${OVH_CASES:-"8 32"}
 need_root
-write_config 'park = "stop";'
+write_config 'park = "stop";' ${BENCH_VS_EXTRA:+"$BENCH_VS_EXTRA"}
 start_vsched
 : >"$OUT"
 WD=$(pgrep -P "$VSCHED_PID" | head -1 || true)
@@ -28,34 +37,37 @@ ctxsw() { # PID -> voluntary + involuntary context switches of all its threads
 	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { s += $2 } END { print s + 0 }'
 }
 
-# 1. idle daemon
-idle=$("$VS_BIN/bench_share" -d 5 "$VSCHED_PID" | awk 'NR == 1 { print $4 }')
-echo "idle_vsched_pct=$idle" | tee -a "$OUT"
-
-# 2. eight tasks at 10 ms
-slices0="1000 1500 2000 2500"
-slices1="500 1000 2000 3000"
-tasks=()
-declare -A resv
-add() { # CPU SLICE_US
-	spawn "$VS_BIN/bench_spin" -d $((WINDOW + 10))
-	ctl task add "$SPAWNED" --period 10ms --slice "${2}us" --cpu "$1" --park stop >/dev/null ||
-		fail "task add on CPU $1 refused"
-	tasks+=("$SPAWNED")
-	resv[$SPAWNED]=$(awk -v s="$2" 'BEGIN { print s / 100 }')
+# slices N CPU: the slices (us) of the N/2 tasks of one CPU
+slices() {
+	if [ "$1" -eq 8 ]; then
+		if [ "$2" -eq 0 ]; then echo 1000 1500 2000 2500; else echo 500 1000 2000 3000; fi
+	else
+		local i
+		for i in $(seq 1 $(($1 / 2))); do echo 375; done
+	fi
 }
-for s in $slices0; do add 0 "$s"; done
-for s in $slices1; do add 1 "$s"; done
-sleep 1
 
-# sum FIELD: the field summed over every task in `task list --json`; retried, and every
-# request vsched does not answer (vschedctl: 3 s) is counted: that is a finding too.
+# background: one SCHED_OTHER spinner per CPU
+BG=()
+start_background() {
+	local c
+	BG=()
+	for c in 0 1; do
+		spawn taskset -c "$c" "$VS_BIN/bench_spin" -d $((WINDOW + 20))
+		BG+=("$SPAWNED")
+	done
+}
+stop_all() { local p; for p in "$@"; do kill_wait "$p"; done; }
+
+# sum_share FILE PID...: Σ SHARE_PCT of those pids in a bench_share output
+sum_share() { local f=$1; shift; awk -v l=" $* " 'index(l, " " $1 " ") { s += $4 } END { printf "%.2f", s }' "$f"; }
+
 NOANSWER=0
-sum() {
+sum() { # FIELD over every task in `task list --json`
 	local out _
 	for _ in 1 2 3; do
 		if out=$(ctl task list --json 2>/dev/null); then
-			jq "[.. | objects | select(has(\"$1\")) | .$1] | add" <<<"$out"
+			jq "[.. | objects | select(has(\"$1\")) | .$1] | add // 0" <<<"$out"
 			return
 		fi
 		NOANSWER=$((NOANSWER + 1))
@@ -63,21 +75,65 @@ sum() {
 	echo 0
 }
 
-c0=$(ctxsw "$VSCHED_PID")
-m0=$(sum misses)
-p0=$(sum periods)
-"$VS_BIN/bench_share" -d "$WINDOW" "$VSCHED_PID" ${WD:+"$WD"} "${tasks[@]}" >"$TMP/ovh.share"
-c1=$(ctxsw "$VSCHED_PID")
-m1=$(sum misses)
-p1=$(sum periods)
+case_vsched() { # N
+	local n=$1 c s tasks=() res=()
+	for c in 0 1; do
+		for s in $(slices "$n" "$c"); do
+			spawn "$VS_BIN/bench_spin" -d $((WINDOW + 20))
+			ctl task add "$SPAWNED" --period 10ms --slice "${s}us" --cpu "$c" --park stop >/dev/null ||
+				fail "task add on CPU $c refused"
+			tasks+=("$SPAWNED")
+			res+=("$(awk -v s="$s" 'BEGIN { print s / 100 }')")
+		done
+	done
+	start_background
+	sleep 1
+	local c0 m0 p0 c1 m1 p1
+	c0=$(ctxsw "$VSCHED_PID")
+	m0=$(sum misses)
+	p0=$(sum periods)
+	"$VS_BIN/bench_share" -d "$WINDOW" "$VSCHED_PID" ${WD:+"$WD"} "${tasks[@]}" "${BG[@]}" >"$TMP/ovh.share"
+	c1=$(ctxsw "$VSCHED_PID")
+	m1=$(sum misses)
+	p1=$(sum periods)
+	{
+		awk -v v="$VSCHED_PID" -v w="${WD:-none}" -v n="$n" '$1 == v { print "vsched" n "_vsched_pct=" $4 } $1 == w { print "vsched" n "_watchdog_pct=" $4 }' "$TMP/ovh.share"
+		echo "vsched${n}_ctxsw_per_s=$(awk -v a="$c0" -v b="$c1" -v t="$WINDOW" 'BEGIN { printf "%.0f", (b - a) / t }')"
+		echo "vsched${n}_tasks_pct=$(sum_share "$TMP/ovh.share" "${tasks[@]}")"
+		echo "vsched${n}_left_pct=$(sum_share "$TMP/ovh.share" "${BG[@]}")"
+		echo "vsched${n}_misses=$((m1 - m0)) vsched${n}_periods=$((p1 - p0)) api_no_answer=$NOANSWER"
+		local i err
+		err=$(for i in "${!tasks[@]}"; do
+			awk -v p="${tasks[$i]}" -v r="${res[$i]}" '$1 == p { printf "%+.2f\n", $4 - r }' "$TMP/ovh.share"
+		done | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo " " hi }')
+		echo "vsched${n}_task_err_min_max=${err// /,}"
+	} | tee -a "$OUT"
+	for c in "${tasks[@]}"; do ctl task del "$c" >/dev/null 2>&1 || true; done
+	stop_all "${tasks[@]}" "${BG[@]}"
+}
 
-awk -v v="$VSCHED_PID" -v w="${WD:-none}" '$1 == v { print "vsched_pct=" $4 } $1 == w { print "watchdog_pct=" $4 }' "$TMP/ovh.share" | tee -a "$OUT"
-echo "vsched_ctxsw_per_s=$(awk -v a="$c0" -v b="$c1" -v t="$WINDOW" 'BEGIN { printf "%.0f", (b - a) / t }')" | tee -a "$OUT"
-echo "misses=$((m1 - m0)) periods=$((p1 - p0)) api_no_answer=$NOANSWER" | tee -a "$OUT"
-for t in "${tasks[@]}"; do
-	awk -v p="$t" -v r="${resv[$t]}" '$1 == p { printf "task_share pid=%s reserved=%.0f delivered=%.2f err=%+.2f\n", p, r, $4, $4 - r }' "$TMP/ovh.share"
-done | tee -a "$OUT"
-for t in "${tasks[@]}"; do
-	ctl task del "$t" >/dev/null 2>&1 || true
-	kill_wait "$t"
+case_deadline() { # N
+	local n=$1 c s tasks=()
+	for c in 0 1; do
+		for s in $(slices "$n" "$c"); do
+			dl_run "$s" 10000 "$VS_BIN/bench_spin" -d $((WINDOW + 20))
+			tasks+=("$SPAWNED")
+		done
+	done
+	start_background
+	sleep 1
+	"$VS_BIN/bench_share" -d "$WINDOW" "${tasks[@]}" "${BG[@]}" >"$TMP/ovh.share"
+	{
+		echo "deadline${n}_tasks_pct=$(sum_share "$TMP/ovh.share" "${tasks[@]}")"
+		echo "deadline${n}_left_pct=$(sum_share "$TMP/ovh.share" "${BG[@]}")"
+	} | tee -a "$OUT"
+	stop_all "${tasks[@]}" "${BG[@]}"
+}
+
+idle=$("$VS_BIN/bench_share" -d 5 "$VSCHED_PID" | awk 'NR == 1 { print $4 }')
+echo "idle_vsched_pct=$idle" | tee -a "$OUT"
+for n in $CASES; do
+	case_vsched "$n"
+	case_deadline "$n"
 done
+echo "# $(machine_note)" >>"$OUT"

@@ -9,6 +9,8 @@
 # /proc/PID/task/*/schedstat over an exactly timed window of a whole number of periods
 # (bench_share), after 0.5 s of warm-up. The two schedulers alternate (DL first on odd
 # repetitions, vsched first on even ones), REPS times (default 3); figures are medians.
+# The vsched side runs once per anchor in SHARE_ANCHORS (default "epoch wakeup"): SCHED
+# "vsched" (epoch) and "vsched-wakeup" in the raw lines.
 # vsched's own miss counter (task list --json) over the same window is reported too.
 #
 # Raw lines go to OUT (default $TMP/share.raw):
@@ -47,15 +49,17 @@ measure_dl() { # P_US PCT REP
 	echo "share deadline $p $pct $3 $got - -" >>"$OUT"
 }
 
-measure_vs() { # P_US PCT REP
-	local p=$1 pct=$2 w s
+measure_vs() { # P_US PCT REP ANCHOR
+	local p=$1 pct=$2 w s anchor=${4:-epoch} label=vsched
+	[ "$anchor" = epoch ] || label=vsched-$anchor
 	w=$(window "$p")
 	s=$(slice_us "$p" "$pct")
 	spawn "$VS_BIN/bench_spin" -d "$(echo "$w + 1.5" | bc)"
 	local pid=$SPAWNED
-	if ! ctl task add "$pid" --period "${p}us" --slice "${s}us" --cpu "$BENCH_TASK_CPU" --park stop >/dev/null; then
+	if ! ctl task add "$pid" --period "${p}us" --slice "${s}us" --cpu "$BENCH_TASK_CPU" --park stop \
+		--anchor "$anchor" >/dev/null; then
 		kill_wait "$pid"
-		echo "share vsched $p $pct $3 - - -" >>"$OUT"
+		echo "share $label $p $pct $3 - - -" >>"$OUT"
 		return
 	fi
 	sleep 0.5
@@ -72,7 +76,7 @@ measure_vs() { # P_US PCT REP
 		dm=$((m1 - m0))
 		dp=$((p1 - p0))
 	fi
-	echo "share vsched $p $pct $3 $got $dm $dp" >>"$OUT"
+	echo "share $label $p $pct $3 $got $dm $dp" >>"$OUT"
 }
 
 for rep in $(seq 1 "$REPS"); do
@@ -82,7 +86,11 @@ for rep in $(seq 1 "$REPS"); do
 			[ $((rep % 2)) = 1 ] || order="vsched deadline"
 			for side in $order; do
 				case " $BENCH_SIDES " in *" $side "*) ;; *) continue ;; esac
-				if [ "$side" = deadline ]; then measure_dl "$p" "$pct" "$rep"; else measure_vs "$p" "$pct" "$rep"; fi
+				if [ "$side" = deadline ]; then
+					measure_dl "$p" "$pct" "$rep"
+				else
+					for a in ${SHARE_ANCHORS:-epoch wakeup}; do measure_vs "$p" "$pct" "$rep" "$a"; done
+				fi
 			done
 		done
 	done
@@ -92,18 +100,20 @@ done
 # single-run |error|, and vsched's miss rate from its own accounting.
 summarise_share() {
 	local p pct
-	printf '%-8s %-6s %8s %7s %8s %7s %8s %9s\n' PERIOD SHARE DL_MED DL_ERR VS_MED VS_ERR VS_WORST VS_MISS%
+	printf '%-8s %-6s %8s %7s %8s %7s %8s %9s %8s\n' PERIOD SHARE DL_MED DL_ERR VS_MED VS_ERR VS_WORST VS_MISS% VSW_ERR
 	for p in $BENCH_PERIODS_US; do
 		for pct in $BENCH_SHARES; do
-			local dl vs worst_vs miss
+			local dl vs worst_vs miss vw
 			dl=$(awk -v p="$p" -v s="$pct" '$2 == "deadline" && $3 == p && $4 == s && $6 != "-" { print $6 }' "$OUT" | median)
 			vs=$(awk -v p="$p" -v s="$pct" '$2 == "vsched" && $3 == p && $4 == s && $6 != "-" { print $6 }' "$OUT" | median)
 			worst_vs=$(awk -v p="$p" -v s="$pct" '$2 == "vsched" && $3 == p && $4 == s && $6 != "-" { e = $6 - s; if (e < 0) e = -e; if (e > w) w = e; n++ } END { if (n) printf "%.2f", w; else print "-" }' "$OUT")
 			miss=$(awk -v p="$p" -v s="$pct" '$2 == "vsched" && $3 == p && $4 == s && $8 != "-" { m += $7; n += $8 } END { if (n) printf "%.2f", 100 * m / n; else print "-" }' "$OUT")
-			awk -v p="$p" -v s="$pct" -v dl="$dl" -v vs="$vs" -v w="$worst_vs" -v m="$miss" 'BEGIN {
+			vw=$(awk -v p="$p" -v s="$pct" '$2 == "vsched-wakeup" && $3 == p && $4 == s && $6 != "-" { print $6 }' "$OUT" | median)
+			awk -v p="$p" -v s="$pct" -v dl="$dl" -v vs="$vs" -v w="$worst_vs" -v m="$miss" -v vw="$vw" 'BEGIN {
 				de = (dl == "-") ? "-" : sprintf("%+.2f", dl - s)
 				ve = (vs == "-") ? "-" : sprintf("%+.2f", vs - s)
-				printf "%-8s %-6s %8s %7s %8s %7s %8s %9s\n", p / 1000 "ms", s "%", dl, de, vs, ve, w, m }'
+				we = (vw == "-") ? "-" : sprintf("%+.2f", vw - s)
+				printf "%-8s %-6s %8s %7s %8s %7s %8s %9s %8s\n", p / 1000 "ms", s "%", dl, de, vs, ve, w, m, we }'
 		done
 	done
 }

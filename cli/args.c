@@ -188,6 +188,15 @@ uint8_t args_park(const char *cmd, const char *s)
 	args_fail(cmd, "--park '%s': must be 'stop' or 'idle'", s);
 }
 
+uint8_t args_anchor(const char *cmd, const char *s)
+{
+	if (strcmp(s, "epoch") == 0)
+		return VSP_ANCHOR_EPOCH;
+	if (strcmp(s, "wakeup") == 0)
+		return VSP_ANCHOR_WAKEUP;
+	args_fail(cmd, "--anchor '%s': must be 'epoch' or 'wakeup'", s);
+}
+
 void args_resv(const char *cmd, struct cli_opt *opts, struct vsp_resv *r)
 {
 	const struct cli_opt *o;

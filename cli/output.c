@@ -76,6 +76,8 @@ void output_table(FILE *f, struct vsp_task_stat *t, uint32_t n)
 		        (double)t[i].cpu_ns / 1e9, share_pct(&t[i]),
 		        (unsigned long long)t[i].misses,
 		        duration_format(late_us, late, sizeof(late)));
+		if (t[i].anchor == VSP_ANCHOR_WAKEUP)
+			fprintf(f, "%7s anchor wakeup (jobs start when the task wakes up)\n", "");
 		if (nwin(&t[i]) > 1) {
 			char ph[32], len[32], sl[32];
 
@@ -100,19 +102,20 @@ void output_json(FILE *f, struct vsp_task_stat *t, uint32_t n)
 		const struct vsp_task_stat *x = &t[i];
 
 		fprintf(f,
-		        "%s\n  {\"pid\": %d, \"cpu\": %d, \"park\": \"%s\", \"threads\": %u, "
+		        "%s\n  {\"pid\": %d, \"cpu\": %d, \"park\": \"%s\", \"anchor\": \"%s\", "
+		        "\"threads\": %u, "
 		        "\"period_ns\": %llu, \"slice_ns\": %llu, \"deadline_ns\": %llu, "
 		        "\"phase_ns\": %llu, \"util_pct\": %.3f, \"managed_ns\": %llu, "
 		        "\"periods\": %llu, \"cpu_ns\": %llu, \"share_pct\": %.3f, "
 		        "\"misses\": %llu, \"lateness_total_ns\": %llu, "
 		        "\"lateness_max_ns\": %llu, \"windows\": [",
 		        i > 0 ? "," : "", (int)x->pid, (int)x->cpu, park_name(x->park),
-		        (unsigned)x->nthreads, (unsigned long long)x->resv.period,
-		        (unsigned long long)x->resv.slice, (unsigned long long)x->resv.deadline,
-		        (unsigned long long)x->resv.phase, util_pct(x),
-		        (unsigned long long)x->managed_ns, (unsigned long long)x->periods,
-		        (unsigned long long)x->cpu_ns, share_pct(x), (unsigned long long)x->misses,
-		        (unsigned long long)x->lateness_total_ns,
+		        vsp_anchor_name(x->anchor), (unsigned)x->nthreads,
+		        (unsigned long long)x->resv.period, (unsigned long long)x->resv.slice,
+		        (unsigned long long)x->resv.deadline, (unsigned long long)x->resv.phase,
+		        util_pct(x), (unsigned long long)x->managed_ns,
+		        (unsigned long long)x->periods, (unsigned long long)x->cpu_ns, share_pct(x),
+		        (unsigned long long)x->misses, (unsigned long long)x->lateness_total_ns,
 		        (unsigned long long)x->lateness_max_ns);
 		/* every window, window 1 included (its fields are also the top-level ones) */
 		for (unsigned k = 0; k < nwin(x); k++) {

@@ -88,7 +88,7 @@ int cmd_run(const char *endpoint, int argc, char **argv)
 	struct cli_opt opts[] = {
 	    {"period", true, NULL}, {"slice", true, NULL}, {"deadline", true, NULL},
 	    {"phase", true, NULL},  {"cpu", true, NULL},   {"park", true, NULL},
-	    {NULL, false, NULL},
+	    {"anchor", true, NULL}, {NULL, false, NULL},
 	};
 	struct vsp_request req = {.type = VSP_ADD, .cpu = -1};
 	struct sigaction sa = {.sa_handler = forward};
@@ -108,6 +108,8 @@ int cmd_run(const char *endpoint, int argc, char **argv)
 	if (cpu != NULL)
 		req.cpu = args_cpu("run", cpu);
 	req.park = park != NULL ? args_park("run", park) : VSP_PARK_DEFAULT;
+	if (args_opt(opts, "anchor")->value != NULL)
+		req.anchor = args_anchor("run", args_opt(opts, "anchor")->value);
 
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		fprintf(stderr, "vschedctl: run: pipe: %s\n", strerror(errno));

@@ -33,12 +33,12 @@ static int task_add_set(const char *endpoint, bool add, int argc, char **argv)
 	struct cli_opt add_opts[] = {
 	    {"period", true, NULL}, {"slice", true, NULL}, {"deadline", true, NULL},
 	    {"phase", true, NULL},  {"cpu", true, NULL},   {"park", true, NULL},
-	    {NULL, false, NULL},
+	    {"anchor", true, NULL}, {NULL, false, NULL},
 	};
 	/* set changes the reservation only: the CPU and the park policy stay */
 	struct cli_opt set_opts[] = {
-	    {"period", true, NULL}, {"slice", true, NULL}, {"deadline", true, NULL},
-	    {"phase", true, NULL},  {NULL, false, NULL},
+	    {"period", true, NULL}, {"slice", true, NULL},  {"deadline", true, NULL},
+	    {"phase", true, NULL},  {"anchor", true, NULL}, {NULL, false, NULL},
 	};
 	struct cli_opt *opts = add ? add_opts : set_opts;
 	const char *cmd = add ? "task add" : "task set";
@@ -54,6 +54,8 @@ static int task_add_set(const char *endpoint, bool add, int argc, char **argv)
 		args_fail(cmd, "PID is required");
 	req.pid = args_pid(cmd, pos[0]);
 	args_reservation(cmd, opts, win, nwin, &req);
+	if (args_opt(opts, "anchor")->value != NULL)
+		req.anchor = args_anchor(cmd, args_opt(opts, "anchor")->value);
 	if (add) {
 		const struct cli_opt *cpu = args_opt(opts, "cpu"), *park = args_opt(opts, "park");
 

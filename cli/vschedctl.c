@@ -15,13 +15,16 @@ void cli_usage(FILE *f)
 	fputs("usage: vschedctl [-s ENDPOINT] [-C CONTROLLER] COMMAND [ARGS]\n"
 	      "\n"
 	      "  task add PID --period DUR --slice DUR [--deadline DUR] [--phase DUR]\n"
-	      "               [--cpu N] [--park stop|idle]\n"
+	      "               [--cpu N] [--park stop|idle] [--anchor epoch|wakeup]\n"
 	      "  task set PID --period DUR --slice DUR [--deadline DUR] [--phase DUR]\n"
+	      "               [--anchor epoch|wakeup]\n"
 	      "  task del PID\n"
 	      "  task list [--json]\n"
 	      "  epoch [WALLCLOCK_NS|now]\n"
+	      "  status [--json]        node figures: finest period served, parking, ...\n"
+	      "  selftest [--wait]      measure the finest period now (on a free CPU)\n"
 	      "  run --period DUR --slice DUR [--deadline DUR] [--phase DUR] [--cpu N]\n"
-	      "      [--park stop|idle] -- CMD [ARGS]\n"
+	      "      [--park stop|idle] [--anchor epoch|wakeup] -- CMD [ARGS]\n"
 	      "  job run --job NAME [--rank N] [--rate PERCENT] [--agent ENDPOINT] -- CMD [ARGS]\n"
 	      "  help\n"
 	      "vsched-controller (cluster-wide):\n",
@@ -101,6 +104,10 @@ int main(int argc, char **argv)
 		return cmd_task(endpoint, argc - i, argv + i);
 	if (strcmp(cmd, "epoch") == 0)
 		return cmd_epoch(endpoint, argc - i, argv + i);
+	if (strcmp(cmd, "status") == 0)
+		return cmd_status(endpoint, argc - i, argv + i);
+	if (strcmp(cmd, "selftest") == 0)
+		return cmd_selftest(endpoint, argc - i, argv + i);
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(endpoint, argc - i, argv + i);
 	if (strcmp(cmd, "job") == 0)

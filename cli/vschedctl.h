@@ -52,6 +52,8 @@ int32_t args_cpu(const char *cmd, const char *s);
 /* A duration with a unit; zero allowed only when allow_zero. */
 uint64_t args_duration(const char *cmd, const char *opt, const char *s, bool allow_zero);
 uint8_t args_park(const char *cmd, const char *s);
+/* "epoch" or "wakeup" (--anchor). */
+uint8_t args_anchor(const char *cmd, const char *s);
 /* Fills r from --period --slice (required) and --deadline --phase (optional) in opts. */
 void args_resv(const char *cmd, struct cli_opt *opts, struct vsp_resv *r);
 /*
@@ -79,6 +81,9 @@ int client_request(const char *endpoint, const struct vsp_request *req, struct v
 /* task.c */
 int cmd_task(const char *endpoint, int argc, char **argv);
 int cmd_epoch(const char *endpoint, int argc, char **argv);
+/* status.c */
+int cmd_status(const char *endpoint, int argc, char **argv);
+int cmd_selftest(const char *endpoint, int argc, char **argv);
 
 /* run.c */
 int cmd_run(const char *endpoint, int argc, char **argv);

@@ -21,8 +21,8 @@
 #include "text.h"
 
 #define HDR_LEN     4
-#define ADD_FIXED   12 /* pid, cpu, park, nwin, pad[2] */
-#define SET_FIXED   8  /* pid, nwin, pad[3] */
+#define ADD_FIXED   12 /* pid, cpu, park, nwin, anchor, pad */
+#define SET_FIXED   8  /* pid, nwin, anchor, pad[2] */
 #define DEL_BODY    4
 #define LIST_BODY   0
 #define EPOCH_BODY  8
@@ -81,6 +81,8 @@ static int request_body_len(uint8_t type, unsigned nwin)
 	case VSP_DEL:
 		return DEL_BODY;
 	case VSP_LIST:
+	case VSP_INFO:
+	case VSP_SELFTEST:
 		return LIST_BODY;
 	case VSP_EPOCH:
 		return EPOCH_BODY;
@@ -112,7 +114,7 @@ int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 		wire_put_i32(&w, req->cpu);
 		wire_put_u8(&w, req->park);
 		wire_put_u8(&w, (uint8_t)nwin);
-		wire_put_u8(&w, 0);
+		wire_put_u8(&w, req->anchor);
 		wire_put_u8(&w, 0);
 		for (unsigned i = 0; i < nwin; i++)
 			put_resv(&w, &win[i]);
@@ -120,7 +122,7 @@ int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 	case VSP_SET:
 		wire_put_i32(&w, req->pid);
 		wire_put_u8(&w, (uint8_t)nwin);
-		wire_put_u8(&w, 0);
+		wire_put_u8(&w, req->anchor);
 		wire_put_u8(&w, 0);
 		wire_put_u8(&w, 0);
 		for (unsigned i = 0; i < nwin; i++)
@@ -132,7 +134,7 @@ int vsp_encode_request(const struct vsp_request *req, uint8_t *buf, size_t cap)
 	case VSP_EPOCH:
 		wire_put_u64(&w, req->epoch_realtime_ns);
 		break;
-	default: /* VSP_LIST: header only */
+	default: /* VSP_LIST, VSP_INFO, VSP_SELFTEST: header only */
 		break;
 	}
 	return (int)w.len;
@@ -152,7 +154,8 @@ static unsigned stat_nwin(const struct vsp_task_stat *t)
 
 size_t vsp_reply_size(const struct vsp_reply *rep)
 {
-	size_t len = HDR_LEN + REPLY_FIXED + msg_wire_len(rep);
+	size_t len =
+	    HDR_LEN + REPLY_FIXED + msg_wire_len(rep) + 1 + (rep->has_info ? VSP_INFO_WIRE : 0);
 
 	for (uint32_t i = 0; i < rep->ntasks && rep->tasks != NULL; i++)
 		len += VSP_STAT_WIRE + (stat_nwin(&rep->tasks[i]) - 1) * VSP_WIN_WIRE;
@@ -164,6 +167,7 @@ static void put_stat(struct wire_w *w, const struct vsp_task_stat *t)
 	wire_put_i32(w, t->pid);
 	wire_put_i32(w, t->cpu);
 	wire_put_u8(w, t->park);
+	wire_put_u8(w, t->anchor);
 	wire_put_u32(w, t->nthreads);
 	put_resv(w, &t->resv);
 	wire_put_u64(w, t->managed_ns);
@@ -175,6 +179,53 @@ static void put_stat(struct wire_w *w, const struct vsp_task_stat *t)
 	wire_put_u8(w, (uint8_t)stat_nwin(t));
 	for (unsigned k = 1; k < stat_nwin(t); k++)
 		put_resv(w, &t->win[k]);
+}
+
+static void put_info(struct wire_w *w, const struct vsp_node_info *n)
+{
+	wire_put_u32(w, n->ncpus);
+	wire_put_u32(w, n->cap_ppm);
+	wire_put_u32(w, n->ntasks);
+	wire_put_u8(w, n->stop_method);
+	wire_put_u8(w, n->perf);
+	wire_put_u8(w, n->selftest);
+	wire_put_u8(w, n->nprobe);
+	wire_put_u64(w, n->min_period_ns);
+	wire_put_u64(w, n->selftest_at);
+	for (int i = 0; i < VSP_MAX_PROBES; i++) {
+		wire_put_u64(w, n->probe[i].period_ns);
+		wire_put_u32(w, n->probe[i].jobs);
+		wire_put_u32(w, n->probe[i].misses);
+	}
+}
+
+static void get_info(struct wire_r *r, struct vsp_node_info *n)
+{
+	n->ncpus = wire_get_u32(r);
+	n->cap_ppm = wire_get_u32(r);
+	n->ntasks = wire_get_u32(r);
+	n->stop_method = wire_get_u8(r);
+	n->perf = wire_get_u8(r);
+	n->selftest = wire_get_u8(r);
+	n->nprobe = wire_get_u8(r);
+	n->min_period_ns = wire_get_u64(r);
+	n->selftest_at = wire_get_u64(r);
+	for (int i = 0; i < VSP_MAX_PROBES; i++) {
+		n->probe[i].period_ns = wire_get_u64(r);
+		n->probe[i].jobs = wire_get_u32(r);
+		n->probe[i].misses = wire_get_u32(r);
+	}
+}
+
+static int check_info(const struct vsp_node_info *n, char *why, size_t whylen)
+{
+	if (n->stop_method > VSP_STOP_FREEZER_V2 || n->perf > 1 ||
+	    n->selftest > VSP_SELFTEST_FAILED || n->nprobe > VSP_MAX_PROBES ||
+	    n->cap_ppm > 1000000) {
+		text_fmt(why, whylen, "reply node info: field out of range");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Also returns -EINVAL for more than VSP_MAX_TASKS tasks or tasks == NULL with ntasks > 0. */
@@ -195,6 +246,9 @@ int vsp_encode_reply(const struct vsp_reply *rep, uint8_t *buf, size_t cap)
 	wire_put_u32(&w, rep->ntasks);
 	for (uint32_t i = 0; i < rep->ntasks; i++)
 		put_stat(&w, &rep->tasks[i]);
+	wire_put_u8(&w, rep->has_info ? 1 : 0);
+	if (rep->has_info)
+		put_info(&w, &rep->info);
 	return (int)len;
 }
 
@@ -235,7 +289,8 @@ static int check_request(const struct vsp_request *q, char *why, size_t whylen)
 {
 	struct vsp_resv w[VSP_MAX_WINDOWS];
 
-	if (q->type == VSP_LIST || q->type == VSP_EPOCH)
+	if (q->type == VSP_LIST || q->type == VSP_EPOCH || q->type == VSP_INFO ||
+	    q->type == VSP_SELFTEST)
 		return 0;
 	if (q->pid <= 0) {
 		text_fmt(why, whylen, "pid %d: must be > 0", (int)q->pid);
@@ -253,6 +308,14 @@ static int check_request(const struct vsp_request *q, char *why, size_t whylen)
 		         q->park);
 		return -EINVAL;
 	}
+	if (q->anchor != VSP_ANCHOR_EPOCH && q->anchor != VSP_ANCHOR_WAKEUP) {
+		text_fmt(why, whylen, "anchor %u: must be 0 (epoch) or 1 (wakeup)", q->anchor);
+		return -EINVAL;
+	}
+	if (q->anchor == VSP_ANCHOR_WAKEUP && q->nwin > 1) {
+		text_fmt(why, whylen, "anchor wakeup takes one window, not %u", q->nwin);
+		return -EINVAL;
+	}
 	for (unsigned i = 0; i < q->nwin; i++) {
 		w[i] = q->win[i];
 		if (w[i].deadline == 0)
@@ -261,12 +324,13 @@ static int check_request(const struct vsp_request *q, char *why, size_t whylen)
 	return vsp_check_windows(w, q->nwin, why, whylen);
 }
 
-/* Reads u8 nwin, the padding (2 bytes for ADD, 3 for SET) and the windows into q. */
+/* Reads u8 nwin, u8 anchor, the padding (1 byte for ADD, 2 for SET) and the windows. */
 static int get_windows(struct wire_r *r, uint8_t type, struct vsp_request *q, char *why,
                        size_t whylen)
 {
 	q->nwin = wire_get_u8(r);
-	for (int i = 0; i < (type == VSP_ADD ? 2 : 3); i++) {
+	q->anchor = wire_get_u8(r);
+	for (int i = 0; i < (type == VSP_ADD ? 1 : 2); i++) {
 		if (wire_get_u8(r) != 0) {
 			text_fmt(why, whylen, "%s request: padding must be 0", vsp_type_name(type));
 			return -EBADMSG;
@@ -359,6 +423,7 @@ static void get_stat(struct wire_r *r, struct vsp_task_stat *t)
 	t->pid = wire_get_i32(r);
 	t->cpu = wire_get_i32(r);
 	t->park = wire_get_u8(r);
+	t->anchor = wire_get_u8(r);
 	t->nthreads = wire_get_u32(r);
 	get_resv(r, &t->resv);
 	t->managed_ns = wire_get_u64(r);
@@ -375,17 +440,17 @@ static void get_stat(struct wire_r *r, struct vsp_task_stat *t)
 
 static int check_stat(const struct vsp_task_stat *t, uint32_t i, char *why, size_t whylen)
 {
-	if (t->pid <= 0 || t->cpu < 0 || !park_valid(t->park)) {
-		text_fmt(why, whylen, "reply task %u: bad pid %d, cpu %d or park %u", i,
-		         (int)t->pid, (int)t->cpu, t->park);
+	if (t->pid <= 0 || t->cpu < 0 || !park_valid(t->park) || t->anchor > VSP_ANCHOR_WAKEUP) {
+		text_fmt(why, whylen, "reply task %u: bad pid %d, cpu %d, park %u or anchor %u", i,
+		         (int)t->pid, (int)t->cpu, t->park, t->anchor);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-/* Checks the reply's fixed part and exact length; sets msglen and ntasks. */
+/* Checks the reply's fixed part and exact length; sets msglen, ntasks and ninfo. */
 static int check_reply_layout(const uint8_t *buf, size_t len, uint16_t *msglen, uint32_t *ntasks,
-                              char *why, size_t whylen)
+                              uint8_t *ninfo, char *why, size_t whylen)
 {
 	struct wire_r r = {.p = buf, .len = len, .off = HDR_LEN + 4};
 	size_t need;
@@ -428,6 +493,16 @@ static int check_reply_layout(const uint8_t *buf, size_t len, uint16_t *msglen, 
 		}
 		need += VSP_STAT_WIRE + (size_t)(nwin - 1) * VSP_WIN_WIRE;
 	}
+	if (len < need + 1) {
+		text_fmt(why, whylen, "reply: %zu bytes, truncated before the info count", len);
+		return -EBADMSG;
+	}
+	*ninfo = buf[need];
+	if (*ninfo > 1) {
+		text_fmt(why, whylen, "reply: %u info blocks (0 or 1)", *ninfo);
+		return -EBADMSG;
+	}
+	need += 1 + (size_t)*ninfo * VSP_INFO_WIRE;
 	if (len != need) {
 		text_fmt(why, whylen, "reply: %zu bytes, must be %zu for %u tasks", len, need,
 		         *ntasks);
@@ -445,6 +520,7 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 	uint8_t type = 0;
 	uint16_t msglen;
 	uint32_t ntasks;
+	uint8_t ninfo;
 	int32_t status;
 	int rc;
 
@@ -455,7 +531,7 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 		text_fmt(why, whylen, "expected a reply, got type 0x%02x", type);
 		return -EBADMSG;
 	}
-	rc = check_reply_layout(buf, len, &msglen, &ntasks, why, whylen);
+	rc = check_reply_layout(buf, len, &msglen, &ntasks, &ninfo, why, whylen);
 	if (rc < 0)
 		return rc;
 	status = wire_get_i32(&r);
@@ -485,11 +561,22 @@ int vsp_decode_reply(const uint8_t *buf, size_t len, struct vsp_reply *rep, char
 			return rc;
 		}
 	}
+	r.off += 1; /* ninfo, already read */
+	memset(&rep->info, 0, sizeof(rep->info));
+	if (ninfo) {
+		get_info(&r, &rep->info);
+		rc = check_info(&rep->info, why, whylen);
+		if (rc < 0) {
+			free(tasks);
+			return rc;
+		}
+	}
 	rep->status = status;
 	memcpy(rep->msg, msg, msglen);
 	rep->msg[msglen] = '\0';
 	rep->ntasks = ntasks;
 	rep->tasks = tasks;
+	rep->has_info = ninfo;
 	return 0;
 }
 
@@ -586,10 +673,31 @@ const char *vsp_type_name(uint8_t type)
 		return "list";
 	case VSP_EPOCH:
 		return "epoch";
+	case VSP_INFO:
+		return "info";
+	case VSP_SELFTEST:
+		return "selftest";
 	case VSP_REPLY:
 		return "reply";
 	default:
 		return "unknown";
+	}
+}
+
+const char *vsp_anchor_name(uint8_t anchor)
+{
+	return anchor == VSP_ANCHOR_WAKEUP ? "wakeup" : anchor == VSP_ANCHOR_EPOCH ? "epoch" : "?";
+}
+
+const char *vsp_stop_name(uint8_t method)
+{
+	switch (method) {
+	case VSP_STOP_FREEZER_V1:
+		return "freezer-v1";
+	case VSP_STOP_FREEZER_V2:
+		return "freezer-v2";
+	default:
+		return "signal";
 	}
 }
 

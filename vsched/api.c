@@ -24,7 +24,9 @@
  *    reason, are logged once (rate-limited), and the loop carries on.
  *  - The request path is not starved by the SCHED_FIFO 98 tasks it manages: ZeroMQ's I/O
  *    thread runs at SCHED_FIFO 99 (VS_PRIO_DISPATCH) when the process may use it.
- *  - sched_housekeep() runs at least every API_TICK_NS, whatever the request traffic.
+ *  - sched_housekeep() runs when its poll set reports something (a task exited, threads
+ *    were born, the guardian died) and by sched_next_housekeep() at the latest, whatever
+ *    the request traffic; with nothing to do the thread sleeps.
  *  - An ipc socket file is created under umask 077 (never world-accessible, not even for a
  *    moment), then set to cfg.endpoint_mode, and removed at exit if it is still ours.
  */
@@ -44,7 +46,6 @@
 #include "duration.h"
 #include "log.h"
 
-#define API_TICK_NS      (20 * NSEC_PER_MSEC) /* housekeeping period, upper bound */
 #define API_MAXMSGSIZE   65536 /* frames up to this get a reasoned refusal; larger: dropped */
 #define API_HANDSHAKE_MS 2000  /* drop connections that never complete a ZMTP handshake */
 #define API_BURST        64    /* requests served per wake-up before housekeeping is checked */
@@ -434,13 +435,67 @@ static void describe_task(const struct vsp_task_stat *t, const char *verb, char 
 	         (int)t->pid, verb, (int)t->cpu, p, sl, d, stat_util_pct(t));
 }
 
+/* The confirmation of a successful request (req->type ADD, SET, DEL, EPOCH) into ok. */
+static void ok_message(struct api *a, const struct vsp_request *req, struct vsp_reply *rep,
+                       char *ok, size_t len)
+{
+	const struct vsp_task_stat *t;
+
+	switch (req->type) {
+	case VSP_ADD:
+	case VSP_SET:
+		t = reply_task(a, req->pid, rep);
+		if (t != NULL)
+			describe_task(t, req->type == VSP_ADD ? "added" : "updated", ok, len);
+		else
+			snprintf(ok, len, "pid %d %s", (int)req->pid,
+			         req->type == VSP_ADD ? "added" : "updated");
+		break;
+	case VSP_DEL:
+		snprintf(ok, len, "pid %d removed", (int)req->pid);
+		break;
+	case VSP_EPOCH:
+		if (req->epoch_realtime_ns == 0)
+			snprintf(ok, len, "epoch set to now");
+		else
+			snprintf(ok, len, "epoch set to %llu ns (CLOCK_REALTIME)",
+			         (unsigned long long)req->epoch_realtime_ns);
+		break;
+	default:
+		ok[0] = '\0';
+		break;
+	}
+}
+
+/* LIST: every task's record (at most VSP_MAX_TASKS). Returns 0 or -errno with why. */
+static int api_list(struct api *a, struct vsp_reply *rep, char *why, size_t whylen)
+{
+	struct vsp_task_stat *all = NULL;
+	uint32_t n = 0;
+	int rc = sched_list(a->s, &all, &n);
+
+	if (rc != 0) {
+		snprintf(why, whylen, "cannot list tasks: %s", strerror(-rc));
+		return rc;
+	}
+	if (n > VSP_MAX_TASKS) {
+		snprintf(why, whylen, "%u tasks, first %u listed", n, VSP_MAX_TASKS);
+		n = VSP_MAX_TASKS;
+	} else {
+		snprintf(why, whylen, "%u task%s", n, n == 1 ? "" : "s");
+	}
+	rep->tasks = all;
+	rep->ntasks = n;
+	return 0;
+}
+
 /*
  * Runs one decoded request against the engine and fills rep. The engine validates fully
  * and changes nothing on refusal; refusals are logged here (the request came from outside).
+ * INFO and SELFTEST replies carry the node's figures, a refused SELFTEST too.
  */
 static void api_dispatch(struct api *a, const struct vsp_request *req, struct vsp_reply *rep)
 {
-	const struct vsp_task_stat *t;
 	char why[VSP_MSG_MAX + 1] = "";
 	char ok[VSP_MSG_MAX + 1];
 	int rc = -EINVAL;
@@ -455,29 +510,28 @@ static void api_dispatch(struct api *a, const struct vsp_request *req, struct vs
 	case VSP_DEL:
 		rc = sched_del(a->s, req->pid, why, sizeof(why));
 		break;
-	case VSP_LIST: {
-		struct vsp_task_stat *all = NULL;
-		uint32_t n = 0;
-
-		rc = sched_list(a->s, &all, &n);
-		if (rc != 0) {
-			snprintf(why, sizeof(why), "cannot list tasks: %s", strerror(-rc));
-			break;
+	case VSP_LIST:
+		rc = api_list(a, rep, ok, sizeof(ok));
+		if (rc == 0) {
+			reply_msg(rep, ok);
+			rep->status = 0;
+			return;
 		}
-		if (n > VSP_MAX_TASKS) {
-			snprintf(ok, sizeof(ok), "%u tasks, first %u listed", n, VSP_MAX_TASKS);
-			n = VSP_MAX_TASKS;
-		} else {
-			snprintf(ok, sizeof(ok), "%u task%s", n, n == 1 ? "" : "s");
-		}
-		rep->tasks = all;
-		rep->ntasks = n;
-		reply_msg(rep, ok);
-		rep->status = 0;
-		return;
-	}
+		snprintf(why, sizeof(why), "%s", ok);
+		break;
 	case VSP_EPOCH:
 		rc = sched_set_epoch(a->s, req->epoch_realtime_ns, why, sizeof(why));
+		break;
+	case VSP_INFO:
+	case VSP_SELFTEST:
+		rc = req->type == VSP_SELFTEST ? selftest_start(a->s, why, sizeof(why)) : 0;
+		sched_info(a->s, &rep->info);
+		rep->has_info = 1;
+		if (rc == 0) {
+			reply_msg(rep, req->type == VSP_SELFTEST ? "self-test started" : "node info");
+			rep->status = 0;
+			return;
+		}
 		break;
 	default:
 		/* vsp_decode_request only returns known types; keep the daemon safe anyway */
@@ -493,39 +547,14 @@ static void api_dispatch(struct api *a, const struct vsp_request *req, struct vs
 		if (why[0] == '\0')
 			snprintf(why, sizeof(why), "%s", strerror(-rc));
 		reply_msg(rep, why);
-		if (req->type == VSP_EPOCH)
-			api_log(a, false, "EPOCH refused: %s", why);
+		if (req->type == VSP_EPOCH || req->type == VSP_SELFTEST)
+			api_log(a, false, "%s refused: %s", vsp_type_name(req->type), why);
 		else
 			api_log(a, false, "%s pid %d refused: %s", vsp_type_name(req->type),
 			        (int)req->pid, why);
 		return;
 	}
-
-	switch (req->type) {
-	case VSP_ADD:
-	case VSP_SET:
-		t = reply_task(a, req->pid, rep);
-		if (t != NULL)
-			describe_task(t, req->type == VSP_ADD ? "added" : "updated", ok,
-			              sizeof(ok));
-		else
-			snprintf(ok, sizeof(ok), "pid %d %s", (int)req->pid,
-			         req->type == VSP_ADD ? "added" : "updated");
-		break;
-	case VSP_DEL:
-		snprintf(ok, sizeof(ok), "pid %d removed", (int)req->pid);
-		break;
-	case VSP_EPOCH:
-		if (req->epoch_realtime_ns == 0)
-			snprintf(ok, sizeof(ok), "epoch set to now");
-		else
-			snprintf(ok, sizeof(ok), "epoch set to %llu ns (CLOCK_REALTIME)",
-			         (unsigned long long)req->epoch_realtime_ns);
-		break;
-	default:
-		ok[0] = '\0';
-		break;
-	}
+	ok_message(a, req, rep, ok, sizeof(ok));
 	log_debug("api: %s", ok);
 	reply_msg(rep, ok);
 }
@@ -703,44 +732,39 @@ static int api_serve_one(struct api *a)
 int api_run(struct sched *s, volatile sig_atomic_t *stop)
 {
 	struct api a = {.s = s};
-	zmq_pollitem_t item;
-	mono_ns next_hk;
-	int i, rc = 0;
+	zmq_pollitem_t item[2];
+	int rc = 0;
 
 	a.ctx = api_ctx_new(api_pin(s));
 	if (api_bind(&a) != 0) {
 		api_close(&a);
 		return -1;
 	}
-	item = (zmq_pollitem_t){.socket = a.sock, .events = ZMQ_POLLIN};
-	next_hk = mono_now();
+	item[0] = (zmq_pollitem_t){.socket = a.sock, .events = ZMQ_POLLIN};
+	item[1] = (zmq_pollitem_t){.fd = sched_poll_fd(s), .events = ZMQ_POLLIN};
+	sched_housekeep(s);
 
 	while (!*stop) {
-		mono_ns now = mono_now();
-		long timeout_ms = 0;
+		mono_ns now = mono_now(), next_hk = sched_next_housekeep(s);
+		long timeout_ms = mono_before(now, next_hk)
+		                      ? (long)((next_hk - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)
+		                      : 0;
 
-		/* housekeeping at least every API_TICK_NS, counted from the last run */
-		if (!mono_before(now, next_hk)) {
-			sched_housekeep(s);
-			now = mono_now();
-			next_hk = now + API_TICK_NS;
-		}
-		timeout_ms = (long)((next_hk - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
-		if (zmq_poll(&item, 1, timeout_ms) < 0) {
+		if (zmq_poll(item, 2, timeout_ms) < 0) {
 			if (zmq_errno() == EINTR)
 				continue;
 			log_warnx("api: zmq_poll: %s", zmq_strerror(zmq_errno()));
 			rc = -1;
 			break;
 		}
-		if (!(item.revents & ZMQ_POLLIN))
+		if ((item[1].revents & ZMQ_POLLIN) || !mono_before(mono_now(), next_hk))
+			sched_housekeep(s);
+		if (!(item[0].revents & ZMQ_POLLIN))
 			continue;
-		for (i = 0; i < API_BURST && !*stop; i++) {
-			int r = api_serve_one(&a);
-
-			if (r <= 0)
+		for (int i = 0; i < API_BURST && !*stop; i++) {
+			if (api_serve_one(&a) <= 0)
 				break;
-			if (!mono_before(mono_now(), next_hk))
+			if (!mono_before(mono_now(), sched_next_housekeep(s)))
 				break; /* housekeeping is due; come back after it */
 		}
 	}

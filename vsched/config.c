@@ -21,6 +21,9 @@
 
 static const char *const park_names[] = {"stop", "idle", NULL};                /* enum vsp_park */
 static const char *const placement_names[] = {"worst-fit", "first-fit", NULL}; /* rule */
+static const char *const stop_names[] = {"auto", "freezer", "signal", NULL};   /* stop_method */
+static const char *const perf_names[] = {"off", "auto", NULL};      /* perf_events: bool */
+static const char *const selftest_names[] = {"off", "start", NULL}; /* selftest: bool */
 
 /*
  * Parses a kernel CPU list ("0-3,5\n") into a bitmask of CPUs below VS_MAX_CPUS.
@@ -183,6 +186,17 @@ static const struct cfg_key keys[] = {
      "file mode of an ipc endpoint's socket", NULL, NULL, NULL, NULL, NULL, NULL},
     {"max_tasks", CFG_INT, F(max_tasks), "256", 1, VSP_MAX_TASKS, NULL,
      "most tasks managed on this node", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"stop_method", CFG_ENUM, F(stop_method), "\"auto\"", 0, 0, stop_names,
+     "how `stop` parks (auto: the cgroup freezer if usable, else signals; freezer: refuse to "
+     "start without one; signal: SIGSTOP/SIGCONT)",
+     NULL, NULL, NULL, NULL, NULL, NULL},
+    {"perf_events", CFG_ENUM, F(perf_events), "\"auto\"", 0, 0, perf_names,
+     "perf task-clock counters end budgets and see wake-ups where the kernel allows (off: "
+     "timed and polled by the dispatcher)",
+     NULL, NULL, NULL, NULL, NULL, NULL},
+    {"selftest", CFG_ENUM, F(selftest_at_start), "\"start\"", 0, 0, selftest_names,
+     "measure the finest period with < 1 % misses at start (off: only on request)", NULL,
+     NULL, NULL, NULL, NULL, NULL},
     {NULL, CFG_STRING, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

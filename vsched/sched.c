@@ -22,12 +22,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "duration.h"
 #include "log.h"
 
-#define REFRESH_INTERVAL (20 * NSEC_PER_MSEC) /* thread-list rereads */
+#define REFRESH_INTERVAL (20 * NSEC_PER_MSEC) /* thread-list upkeep without events */
+#define SWEEP_INTERVAL   (1 * NSEC_PER_SEC)   /* with events: safety sweep, watchdog check */
 #define STOP_WARN_PERIOD (2 * NSEC_PER_MSEC)  /* see warn_stop_threads */
+#define EV_TASK          1ULL                 /* epoll data: (pid << 8) | kind */
+#define EV_PROC          2ULL
+#define EV_WATCHDOG      3ULL
+#define EV_SELFTEST      4ULL
 
 static void free_table_rcu(struct rcu_head *h)
 {
@@ -84,6 +91,85 @@ static const char *dur(uint64_t ns, char *buf, size_t len)
 	return duration_format(ns, buf, len);
 }
 
+/* Watches fd in the API thread's poll set (sched_poll_fd) with tag data. */
+static void poll_add(struct sched *s, int fd, uint64_t data)
+{
+	struct epoll_event e = {.events = EPOLLIN, .data.u64 = data};
+
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &e) < 0)
+		log_warn("epoll_ctl add fd %d", fd);
+}
+
+/* Watches the guardian's socket: it reads EOF when the guardian dies (watchdog.c). */
+static void poll_watchdog(struct sched *s)
+{
+	int fd = s->wd ? watchdog_fd(s->wd) : -1;
+
+	if (fd >= 0 && fd != s->wd_polled) {
+		poll_add(s, fd, EV_WATCHDOG);
+		s->wd_polled = fd;
+	}
+}
+
+void sched_attach_watchdog(struct sched *s, struct watchdog *wd)
+{
+	s->wd = wd;
+	poll_watchdog(s);
+}
+
+/*
+ * How `stop` parks (config stop_method): a cgroup freezer — v1 when a v1 freezer hierarchy
+ * is mounted, else v2 — or signals. "freezer" refuses to start without one.
+ */
+static int stop_setup(struct sched *s, char *why, size_t whylen)
+{
+	s->fz.kind = FREEZER_NONE;
+	s->fz.sentinel_fd = -1;
+	if (s->cfg.stop_method == STOP_SIGNAL)
+		return 0;
+	if (freezer_find(&s->fz, FREEZER_V1) < 0)
+		freezer_find(&s->fz, FREEZER_V2);
+	if (s->fz.kind != FREEZER_NONE && freezer_sentinel_start(&s->fz) < 0) {
+		log_warn("freezer %s: cannot freeze a sentinel cgroup", s->fz.mnt);
+		s->fz.kind = FREEZER_NONE;
+	}
+	if (s->fz.kind == FREEZER_NONE && s->cfg.stop_method == STOP_FREEZER) {
+		snprintf(why, whylen, "stop_method \"freezer\": no usable cgroup freezer here");
+		return -1;
+	}
+	log_info("stop parking: %s%s%s", vsp_stop_name(sched_stop_method(s)),
+	         s->fz.kind ? " at " : "", s->fz.kind ? s->fz.mnt : "");
+	return 0;
+}
+
+void sched_poll(struct sched *s, int fd)
+{
+	poll_add(s, fd, EV_SELFTEST);
+}
+
+void sched_unpoll(struct sched *s, int fd)
+{
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+void sched_info(const struct sched *s, struct vsp_node_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ncpus = (uint32_t)s->cfg.ncpus;
+	out->cap_ppm = (uint32_t)(s->cap * 1e6 + 0.5);
+	out->ntasks = (uint32_t)s->ntasks;
+	out->stop_method = sched_stop_method(s);
+	out->perf = s->perf;
+	selftest_info(s, out);
+}
+
+uint8_t sched_stop_method(const struct sched *s)
+{
+	return s->fz.kind == FREEZER_V1   ? VSP_STOP_FREEZER_V1
+	       : s->fz.kind == FREEZER_V2 ? VSP_STOP_FREEZER_V2
+	                                  : VSP_STOP_SIGNAL;
+}
+
 int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size_t whylen)
 {
 	double limit;
@@ -111,6 +197,16 @@ int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size
 	atomic_store(&s->epoch, mono_now());
 	for (int i = 0; i < cfg->ncpus; i++)
 		s->table[i] = table_new(0);
+	if (stop_setup(s, why, whylen) < 0)
+		return -1;
+	s->perf = cfg->perf_events && perfwatch_probe();
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		fatal("epoll_create1");
+	s->ev = procev_open();
+	if (s->ev)
+		poll_add(s, procev_fd(s->ev), EV_PROC);
+	selftest_init(s);
 	rcu_register_thread();
 	s->rcu_registered = true;
 	log_info("effective cap %.1f%% per CPU (configured %.1f%%, RT limit %.1f%%, reserve "
@@ -176,16 +272,49 @@ static void warn_stop_threads(const struct task *t)
 	          (int)t->pid, t->threads->n, dur(t->resv->w[0].period, a, sizeof(a)));
 }
 
-int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t whylen)
+static struct cpu_table *table_with(const struct cpu_table *ct, struct task *t)
 {
-	struct vsp_resv w[VSP_MAX_WINDOWS];
-	unsigned nw;
-	double need;
-	struct cpu_table *ct, *nt;
-	struct task *t = NULL, *other;
-	int idx, rc;
+	struct cpu_table *nt = table_new(ct->n + 1);
 
-	rc = check_windows(s, req, w, &nw, why, whylen);
+	memcpy(nt->task, ct->task, (size_t)ct->n * sizeof(struct task *));
+	nt->task[ct->n] = t;
+	return nt;
+}
+
+/* The dispatcher-owned state of a task that no dispatcher sees, as sched_add sets it up. */
+static void run_reset(struct task *t)
+{
+	memset(&t->run, 0, sizeof(t->run));
+	t->run.applied_threads = t->threads->gen;
+	t->run.cpu_at_raise = task_cputime(t); /* budget baseline (dispatch.c) */
+	t->run.prio = t->park == VSP_PARK_STOP ? VS_PRIO_RAISED : 0;
+	t->run.parked = true;
+	t->run.kstop = t->enf_fd >= 0; /* its enforcer may have stopped it: SIGCONT to be sure */
+}
+
+/* The anchor of a request: valid, and wakeup only with one window. */
+static int check_anchor(const struct vsp_request *req, unsigned nw, char *why, size_t whylen)
+{
+	if (req->anchor != VSP_ANCHOR_EPOCH && req->anchor != VSP_ANCHOR_WAKEUP) {
+		snprintf(why, whylen, "anchor %u: must be epoch or wakeup", req->anchor);
+		return -EINVAL;
+	}
+	if (req->anchor == VSP_ANCHOR_WAKEUP && nw > 1) {
+		snprintf(why, whylen, "anchor wakeup takes one window, not %u", nw);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Validation of an ADD that needs no task: windows, anchor, park, not managed, room. */
+static int check_add(struct sched *s, const struct vsp_request *req, struct vsp_resv *w,
+                     unsigned *nw, char *why, size_t whylen)
+{
+	struct task *other;
+	int rc = check_windows(s, req, w, nw, why, whylen);
+
+	if (!rc)
+		rc = check_anchor(req, *nw, why, whylen);
 	if (rc)
 		return rc;
 	if (req->park != VSP_PARK_STOP && req->park != VSP_PARK_IDLE &&
@@ -203,8 +332,105 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 		snprintf(why, whylen, "max_tasks %d reached", s->cfg.max_tasks);
 		return -ENOSPC;
 	}
+	return 0;
+}
+
+/*
+ * Takes t over (tracked by the watchdog first): pinned, moved into its freezer cgroup, parked.
+ * On failure everything is undone, t is closed and why says what failed.
+ */
+static int take_over(struct sched *s, struct task **tp, char *why, size_t whylen)
+{
+	struct task *t = *tp;
+	int rc, cg = t->park == VSP_PARK_STOP ? s->fz.kind : FREEZER_NONE;
+
+	if (s->wd) {
+		t->wd_slot = watchdog_track(s->wd, t->pid, t->starttime, &t->saved, cg);
+		if (t->wd_slot < 0) {
+			snprintf(why, whylen, "pid %d: watchdog table full", (int)t->pid);
+			task_close(tp);
+			return -ENOSPC;
+		}
+	}
+	rc = task_pin(t, t->cpu);
+	if (!rc)
+		rc = task_attach_cgroup(t, &s->fz);
+	if (!rc) {
+		/* Parked until its dispatcher raises it; a stop task sits at RR 98 for good. */
+		rc = task_park(t, t->threads, true);
+		run_reset(t);
+	}
+	if (rc) {
+		snprintf(why, whylen, "pid %d: cannot take over: %s", (int)t->pid,
+		         rc == -ESRCH ? "no such process" : strerror(-rc));
+		task_restore(t, &s->fz);
+		if (t->wd_slot >= 0)
+			watchdog_untrack(s->wd, t->wd_slot);
+		task_close(tp);
+	}
+	return rc;
+}
+
+/*
+ * The perfwatch counters t uses on CPU index idx: an enforcer for a single-threaded `stop`
+ * task, a detector on every thread (owned by that CPU's dispatcher). A counter that cannot
+ * be opened is logged once and left out: that task's budget ends and wake-ups are then
+ * timed and polled by its dispatcher.
+ */
+static void watch_perf(struct sched *s, struct task *t, int idx)
+{
+	static bool warned;
+	pid_t owner = atomic_load(&s->disp_tid[idx]);
+
+	if (!s->perf)
+		return;
+	if (t->park == VSP_PARK_STOP && t->threads->n == 1 && t->enf_fd < 0) {
+		t->enf_fd = perfwatch_open(t->pid, true, t->pid, SIGSTOP);
+		if (t->enf_fd < 0 && !warned) {
+			warned = true;
+			log_warnx("pid %d: no perf counter (%s): budget ends are timed instead",
+			          (int)t->pid, strerror(-t->enf_fd));
+		}
+	}
+	task_set_detectors(t, owner);
+}
+
+/* Lets the process-event filter through the events of every managed process. */
+static void watch_events(struct sched *s)
+{
+	pid_t *all;
+	int k = 0;
+
+	if (!s->ev)
+		return;
+	all = calloc((size_t)s->ntasks + 1, sizeof(*all));
+	if (!all)
+		fatal("sched: out of memory");
+	for (int c = 0; c < s->cfg.ncpus; c++)
+		for (int i = 0; i < s->table[c]->n; i++)
+			all[k++] = s->table[c]->task[i]->pid;
+	if (procev_watch(s->ev, all, k) < 0)
+		log_warn("process events: cannot update the filter");
+	free(all);
+}
+
+int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t whylen)
+{
+	struct vsp_resv w[VSP_MAX_WINDOWS];
+	unsigned nw;
+	double need;
+	struct cpu_table *ct, *nt;
+	struct task *t = NULL;
+	int idx, rc;
+
+	rc = check_add(s, req, w, &nw, why, whylen);
+	if (rc)
+		return rc;
 	need = admission_util_n(w, nw);
 	idx = placement_choose(s, req->cpu, NULL, w, nw, why, whylen);
+	if ((idx >= 0 || idx == -ENOSPC) &&
+	    selftest_yield(s, req->pid, idx >= 0 ? s->cfg.cpus[idx] : -1))
+		idx = placement_choose(s, req->cpu, NULL, w, nw, why, whylen);
 	if (idx < 0)
 		return idx;
 	assert(admission_fits(s->table[idx]->util, need, s->cap));
@@ -220,56 +446,36 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	if (!t->resv)
 		fatal("sched_add: out of memory");
 	t->resv->n = nw;
+	t->resv->anchor = req->anchor;
 	memcpy(t->resv->w, w, sizeof(w));
 	t->resv->gen = 1;
 	t->resv->published_at = mono_now();
 
 	/* Validation done. From here every change is undone on failure. */
-	if (s->wd) {
-		t->wd_slot = watchdog_track(s->wd, t->pid, t->starttime, &t->saved);
-		if (t->wd_slot < 0) {
-			snprintf(why, whylen, "pid %d: watchdog table full", (int)t->pid);
-			task_close(&t);
-			return -ENOSPC;
-		}
-	}
-	rc = task_pin(t, t->cpu);
-	if (!rc) {
-		/* Parked until its dispatcher raises it; a stop task sits at FIFO 98 for good. */
-		rc = task_park(t, t->threads, true);
-		t->run.applied_threads = t->threads->gen;
-		t->run.cpu_at_raise = task_cputime(t); /* budget baseline (dispatch.c) */
-		t->run.prio = t->park == VSP_PARK_STOP ? VS_PRIO_RAISED : 0;
-	}
-	if (rc) {
-		snprintf(why, whylen, "pid %d: cannot take over: %s", (int)t->pid,
-		         rc == -ESRCH ? "no such process" : strerror(-rc));
-		task_restore(t);
-		if (t->wd_slot >= 0)
-			watchdog_untrack(s->wd, t->wd_slot);
-		task_close(&t);
+	rc = take_over(s, &t, why, whylen);
+	if (rc)
 		return rc;
-	}
+	watch_perf(s, t, idx);
 
 	ct = s->table[idx];
-	nt = table_new(ct->n + 1);
-	memcpy(nt->task, ct->task, (size_t)ct->n * sizeof(struct task *));
-	nt->task[ct->n] = t;
+	nt = table_with(ct, t);
 	table_publish(s, idx, nt);
 	/* The invariant admission keeps: Σ slice/period <= cap on this CPU (and the
 	 * processor-demand test, placement.c). */
 	assert(nt->util <= s->cap + 1e-6);
 	s->ntasks++;
 	dispatch_wake(s, idx);
+	poll_add(s, t->pidfd, ((uint64_t)t->pid << 8) | EV_TASK);
+	watch_events(s);
 
 	warn_stop_threads(t);
 
 	char a[32], b[32];
-	log_debug("pid %d: added on cpu %d, period %s slice %s, %u window(s) (%.1f%%), park %s; "
-	          "cpu %d utilisation %.1f%%",
+	log_debug("pid %d: added on cpu %d, period %s slice %s, %u window(s) (%.1f%%), park %s, "
+	          "anchor %s; cpu %d utilisation %.1f%%",
 	          (int)t->pid, t->cpu, dur(w[0].period, a, sizeof(a)),
-	          dur(w[0].slice, b, sizeof(b)), nw, 100 * need, vsp_park_name(t->park), t->cpu,
-	          100 * nt->util);
+	          dur(w[0].slice, b, sizeof(b)), nw, 100 * need, vsp_park_name(t->park),
+	          vsp_anchor_name(t->resv->anchor), t->cpu, 100 * nt->util);
 	return 0;
 }
 
@@ -284,24 +490,6 @@ static struct cpu_table *table_without(const struct cpu_table *ct, const struct 
 			nt->task[k++] = ct->task[i];
 	assert(k == nt->n);
 	return nt;
-}
-
-static struct cpu_table *table_with(const struct cpu_table *ct, struct task *t)
-{
-	struct cpu_table *nt = table_new(ct->n + 1);
-
-	memcpy(nt->task, ct->task, (size_t)ct->n * sizeof(struct task *));
-	nt->task[ct->n] = t;
-	return nt;
-}
-
-/* The dispatcher-owned state of a task that no dispatcher sees, as sched_add sets it up. */
-static void run_reset(struct task *t)
-{
-	memset(&t->run, 0, sizeof(t->run));
-	t->run.applied_threads = t->threads->gen;
-	t->run.cpu_at_raise = task_cputime(t);
-	t->run.prio = t->park == VSP_PARK_STOP ? VS_PRIO_RAISED : 0;
 }
 
 /*
@@ -347,6 +535,7 @@ static int move_task(struct sched *s, struct task *t, int to, struct task_resv *
 	t->cpu = s->cfg.cpus[to];
 	t->cpu_idx = to;
 	run_reset(t);
+	watch_perf(s, t, to); /* detectors now signal the new CPU's dispatcher */
 	table_publish(s, to, table_with(s->table[to], t));
 	dispatch_wake(s, to);
 	return rc;
@@ -363,6 +552,8 @@ int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	int rc, to, from;
 
 	rc = check_windows(s, req, w, &nw, why, whylen);
+	if (!rc)
+		rc = check_anchor(req, nw, why, whylen);
 	if (rc)
 		return rc;
 	t = find_task(s, req->pid);
@@ -372,7 +563,10 @@ int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	}
 	from = t->cpu_idx;
 	to = from;
-	if (!placement_admits(s, from, t, w, nw, here, sizeof(here))) {
+	/* (a running self-test gives its share back before a refusal) */
+	if (!placement_admits(s, from, t, w, nw, here, sizeof(here)) &&
+	    !(selftest_yield(s, req->pid, -1) &&
+	      placement_admits(s, from, t, w, nw, here, sizeof(here)))) {
 		/*
 		 * Windows (new or old): another CPU where the new ones fit, and the task moves
 		 * there. One window for one: refused, as always (the CPU of a task with one
@@ -391,6 +585,7 @@ int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	if (!nr)
 		fatal("sched_set: out of memory");
 	nr->n = nw;
+	nr->anchor = req->anchor;
 	memcpy(nr->w, w, sizeof(w));
 	nr->gen = old->gen + 1;
 	nr->published_at = mono_now();
@@ -445,16 +640,19 @@ static void remove_tasks(struct sched *s, int idx, struct task **gone, int ngone
 	synchronize_rcu();     /* no dispatcher sees them any more */
 	for (int g = 0; g < ngone; g++) {
 		struct task *t = gone[g];
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
 		if (restore && !atomic_load(&t->exited)) {
-			int rc = task_restore(t);
+			int rc = task_restore(t, &s->fz);
 			if (rc && rc != -ESRCH)
 				log_warnx("pid %d: restore failed: %s", (int)t->pid, strerror(-rc));
 		}
+		task_release_cgroup(t, &s->fz); /* (an exited task's empty cgroup too) */
 		if (s->wd && t->wd_slot >= 0)
 			watchdog_untrack(s->wd, t->wd_slot);
 		task_close(&gone[g]);
 		s->ntasks--;
 	}
+	watch_events(s);
 }
 
 int sched_del(struct sched *s, pid_t pid, char *why, size_t whylen)
@@ -493,6 +691,7 @@ int sched_list(struct sched *s, struct vsp_task_stat **out, uint32_t *n)
 			x->pid = t->pid;
 			x->cpu = t->cpu;
 			x->park = t->park;
+			x->anchor = t->resv->anchor;
 			x->nthreads = t->threads->n;
 			x->resv = t->resv->w[0];
 			x->nwin = (uint8_t)t->resv->n;
@@ -579,61 +778,177 @@ int sched_set_epoch(struct sched *s, uint64_t realtime_ns, char *why, size_t why
 	return 0;
 }
 
-void sched_housekeep(struct sched *s)
+/* procev callback: a thread of tgid was born or died. */
+static void on_proc_event(void *arg, pid_t tgid, pid_t tid)
 {
-	mono_ns now = mono_now();
-	bool refresh = !mono_before(now, s->last_refresh + REFRESH_INTERVAL);
+	struct task *t = find_task(arg, tgid);
 
-	if (refresh) {
-		s->last_refresh = now;
-		/* A dead guardian is replaced over the same table (watchdog.c). */
-		if (s->wd)
+	(void)tid;
+	if (t)
+		t->refresh = true;
+}
+
+/* Flags every task for a thread-list re-read (events were lost). */
+static void refresh_all(struct sched *s)
+{
+	for (int c = 0; c < s->cfg.ncpus; c++)
+		for (int i = 0; i < s->table[c]->n; i++)
+			s->table[c]->task[i]->refresh = true;
+}
+
+/* Reads what the poll set (sched_poll_fd) reported: exits, thread events, a dead guardian. */
+static void read_events(struct sched *s)
+{
+	struct epoll_event ev[32];
+	int n = epoll_wait(s->epfd, ev, 32, 0);
+
+	for (int i = 0; i < n; i++) {
+		uint64_t kind = ev[i].data.u64 & 0xff;
+		struct task *t;
+
+		if (kind == EV_TASK) {
+			t = find_task(s, (pid_t)(ev[i].data.u64 >> 8));
+			if (t)
+				atomic_store(&t->exited, true);
+		} else if (kind == EV_PROC) {
+			if (procev_drain(s->ev, on_proc_event, s) < 0)
+				refresh_all(s);
+		} else if (kind == EV_SELFTEST) {
+			selftest_poll(s);
+		} else if (kind == EV_WATCHDOG && s->wd) {
+			/* EOF: the guardian died (watchdog_check waits for it and starts another)
+			 */
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->wd_polled, NULL);
+			s->wd_polled = 0;
 			watchdog_check(s->wd);
+			poll_watchdog(s);
+		}
 	}
+}
+
+/*
+ * Which tasks' thread lists to re-read now. With process events: the ones that had events,
+ * and at each tick those with threads awaiting adoption, and at each sweep those whose
+ * thread count differs. Without: every REFRESH_INTERVAL those whose count differs, and
+ * each task once per 10 intervals anyway (a thread that exits while another starts keeps
+ * the count; its slot is spread over the window by pid).
+ */
+static void mark_refresh(struct sched *s, mono_ns now, bool tick, bool sweep)
+{
+	uint64_t slot = now / REFRESH_INTERVAL % 10;
+
+	for (int c = 0; c < s->cfg.ncpus; c++)
+		for (int i = 0; i < s->table[c]->n; i++) {
+			struct task *t = s->table[c]->task[i];
+			if (s->ev)
+				t->refresh |=
+				    (tick && t->npend > 0) || (sweep && task_threads_differ(t));
+			else if (tick)
+				t->refresh |=
+				    (uint64_t)t->pid % 10 == slot || task_threads_differ(t);
+		}
+}
+
+/* Re-reads the flagged thread lists; wakes a dispatcher whose task's list changed. */
+static void refresh_threads(struct sched *s)
+{
+	for (int c = 0; c < s->cfg.ncpus; c++) {
+		bool wake = false;
+		for (int i = 0; i < s->table[c]->n; i++) {
+			struct task *t = s->table[c]->task[i];
+			pid_t owner = s->perf ? atomic_load(&s->disp_tid[c]) : 0;
+			uint32_t was = t->threads->n;
+			int rc;
+
+			if (!t->refresh || atomic_load(&t->exited))
+				continue;
+			t->refresh = false;
+			rc = task_refresh_threads(t, owner);
+			if (rc == 1)
+				wake = true;
+			else if (rc == -ESRCH)
+				atomic_store(&t->exited, true);
+			/* `vschedctl run` adds a task before it starts threads. */
+			if (rc == 1 && was == 1)
+				warn_stop_threads(t);
+		}
+		if (wake)
+			dispatch_wake(s, c);
+	}
+}
+
+/* Removes the tasks that have exited from every table. */
+static void reap(struct sched *s)
+{
 	for (int c = 0; c < s->cfg.ncpus; c++) {
 		struct cpu_table *ct = s->table[c];
 		struct task **gone = NULL;
 		int ngone = 0;
-		bool wake = false;
 
 		for (int i = 0; i < ct->n; i++) {
 			struct task *t = ct->task[i];
-			if (!atomic_load(&t->exited) && refresh) {
-				uint32_t was = t->threads->n;
-				int rc = task_refresh_threads(t);
-				if (rc == 1)
-					wake = true;
-				else if (rc == -ESRCH)
-					atomic_store(&t->exited, true);
-				/* `vschedctl run` adds a task before it starts threads. */
-				if (rc == 1 && was == 1)
-					warn_stop_threads(t);
+			if (!atomic_load(&t->exited))
+				continue;
+			if (!gone) {
+				gone = calloc((size_t)ct->n, sizeof(*gone));
+				if (!gone)
+					fatal("sched_housekeep: out of memory");
 			}
-			if (!atomic_load(&t->exited) && task_has_exited(t))
-				atomic_store(&t->exited, true);
-			if (atomic_load(&t->exited)) {
-				if (!gone) {
-					gone = calloc((size_t)ct->n, sizeof(*gone));
-					if (!gone)
-						fatal("sched_housekeep: out of memory");
-				}
-				gone[ngone++] = t;
-			}
+			gone[ngone++] = t;
+			log_info("pid %d: exited, removed from cpu %d", (int)t->pid, t->cpu);
 		}
-		if (wake)
-			dispatch_wake(s, c);
-		if (ngone) {
-			for (int g = 0; g < ngone; g++)
-				log_info("pid %d: exited, removed from cpu %d", (int)gone[g]->pid,
-				         gone[g]->cpu);
+		if (ngone)
 			remove_tasks(s, c, gone, ngone, false);
-		}
 		free(gone);
 	}
 }
 
+void sched_housekeep(struct sched *s)
+{
+	mono_ns now = mono_now();
+	bool tick = !mono_before(now, s->last_refresh + REFRESH_INTERVAL);
+	bool sweep = !mono_before(now, s->last_sweep + SWEEP_INTERVAL);
+
+	read_events(s);
+	selftest_poll(s); /* (also for its deadline) */
+	if (tick)
+		s->last_refresh = now;
+	if (sweep) {
+		s->last_sweep = now;
+		/* A dead guardian is replaced over the same table (watchdog.c). */
+		if (s->wd && watchdog_check(s->wd) == 1) {
+			s->wd_polled = 0; /* (the new socket may have the old one's number) */
+			poll_watchdog(s);
+		}
+	}
+	mark_refresh(s, now, tick, sweep);
+	refresh_threads(s);
+	reap(s);
+}
+
+int sched_poll_fd(const struct sched *s)
+{
+	return s->epfd;
+}
+
+mono_ns sched_next_housekeep(const struct sched *s)
+{
+	bool pending = false;
+
+	for (int c = 0; c < s->cfg.ncpus && !pending; c++)
+		for (int i = 0; i < s->table[c]->n; i++)
+			pending |= s->table[c]->task[i]->npend > 0;
+	mono_ns next =
+	    !s->ev || pending ? s->last_refresh + REFRESH_INTERVAL : s->last_sweep + SWEEP_INTERVAL;
+	mono_ns st = selftest_deadline(s);
+
+	return st && mono_before(st, next) ? st : next;
+}
+
 void sched_shutdown(struct sched *s)
 {
+	selftest_stop(s);
+	procev_close(&s->ev);
 	dispatch_stop(s);
 	for (int c = 0; c < s->cfg.ncpus; c++) {
 		struct cpu_table *ct = s->table[c];
@@ -642,11 +957,12 @@ void sched_shutdown(struct sched *s)
 		for (int i = 0; i < ct->n; i++) {
 			struct task *t = ct->task[i];
 			if (!atomic_load(&t->exited)) {
-				int rc = task_restore(t);
+				int rc = task_restore(t, &s->fz);
 				if (rc && rc != -ESRCH)
 					log_warnx("pid %d: restore failed: %s", (int)t->pid,
 					          strerror(-rc));
 			}
+			task_release_cgroup(t, &s->fz);
 			if (s->wd && t->wd_slot >= 0)
 				watchdog_untrack(s->wd, t->wd_slot);
 			task_close(&ct->task[i]);
@@ -655,6 +971,14 @@ void sched_shutdown(struct sched *s)
 		free(ct);
 	}
 	s->ntasks = 0;
+	if (s->fz.sentinel_fd >= 0) {
+		close(s->fz.sentinel_fd);
+		freezer_sentinel_remove(&s->fz, getpid());
+		s->fz.sentinel_fd = -1;
+	}
+	if (s->epfd > 0)
+		close(s->epfd);
+	s->epfd = -1;
 	if (s->rcu_registered) {
 		rcu_barrier(); /* runs pending call_rcu frees before we go */
 		rcu_unregister_thread();

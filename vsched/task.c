@@ -14,10 +14,15 @@
  *    so a child the task forks is never an unmanaged SCHED_FIFO process. New threads start
  *    SCHED_OTHER (pinned: affinity is inherited) until sched_housekeep publishes them and
  *    the dispatcher applies the task's state to them.
+ *  - `stop` parking is one freezer write per park or unpark when the task has a freezer
+ *    cgroup (freezer.c), else SIGSTOP/SIGCONT. A perfwatch enforcer may also stop a
+ *    single-threaded task with SIGSTOP at its budget end; the raise that follows sends
+ *    SIGCONT (kstop).
  */
 #include "vsched.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -99,9 +104,21 @@ static struct task_threads *read_threads(pid_t pid)
 	return th;
 }
 
+/* Frees a thread list and closes its detectors. */
+static void threads_free(struct task_threads *th)
+{
+	if (!th)
+		return;
+	for (uint32_t i = 0; th->det && i < th->n; i++)
+		if (th->det[i] >= 0)
+			close(th->det[i]);
+	free(th->det);
+	free(th);
+}
+
 static void free_threads_rcu(struct rcu_head *h)
 {
-	free(caa_container_of(h, struct task_threads, rcu));
+	threads_free(caa_container_of(h, struct task_threads, rcu));
 }
 
 int task_open(pid_t pid, struct task **out, char *why, size_t whylen)
@@ -127,6 +144,8 @@ int task_open(pid_t pid, struct task **out, char *why, size_t whylen)
 	t->cpu = -1;
 	t->cpu_idx = -1;
 	t->wd_slot = -1;
+	t->freeze_fd = -1;
+	t->enf_fd = -1;
 	t->pidfd = sys_pidfd_open(pid);
 	if (t->pidfd < 0) {
 		err = errno;
@@ -183,8 +202,13 @@ void task_close(struct task **tp)
 	t = *tp;
 	if (t->pidfd >= 0)
 		close(t->pidfd);
+	if (t->enf_fd >= 0)
+		close(t->enf_fd);
+	if (t->freeze_fd >= 0)
+		close(t->freeze_fd);
+	free(t->cg_dir);
 	free(t->resv);
-	free(t->threads);
+	threads_free(t->threads);
 	free(t);
 	*tp = NULL;
 }
@@ -236,48 +260,58 @@ static int set_policy_all(const struct task *t, const struct task_threads *th, i
 	return 0;
 }
 
-int task_raise(struct task *t, const struct task_threads *th, int prio, bool full)
+int task_raise(struct task *t, const struct task_threads *th, int prio, bool setprio, bool cont,
+               bool kstop)
 {
 	int rc;
 
-	if (t->park == VSP_PARK_STOP) {
-		if (full) {
-			rc = set_policy_all(t, th, TASK_RT_POLICY, prio);
-			if (rc)
-				return rc;
-		}
-		return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
+	if (t->park != VSP_PARK_STOP)
+		return set_policy_all(t, th, TASK_RT_POLICY, prio);
+	if (setprio) {
+		rc = set_policy_all(t, th, TASK_RT_POLICY, prio);
+		if (rc)
+			return rc;
 	}
-	return set_policy_all(t, th, TASK_RT_POLICY, prio);
+	if (cont && t->freeze_fd >= 0) {
+		rc = freezer_set(t->freeze_fd, t->stop_kind, false);
+		if (rc)
+			return rc == -ENOENT || rc == -ENODEV ? -ESRCH : rc;
+	}
+	if ((cont && t->freeze_fd < 0) || kstop)
+		return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
+	return 0;
 }
 
-int task_park(struct task *t, const struct task_threads *th, bool full)
+int task_park(struct task *t, const struct task_threads *th, bool setprio)
 {
 	int rc;
 
-	if (t->park == VSP_PARK_STOP) {
-		if (full) {
-			rc = set_policy_all(t, th, TASK_RT_POLICY, VS_PRIO_RAISED);
-			if (rc)
-				return rc;
-		}
-		if (pidfd_signal(t->pidfd, SIGSTOP) < 0)
-			return -errno;
-		/*
-		 * A process-wide SIGSTOP wakes one thread, which then stops the others. If
-		 * that thread waits behind a spinning FIFO 98 sibling on the same CPU, the
-		 * group stop never starts. A SIGSTOP queued on every thread (tgkill checks the
-		 * tid still belongs to this live process) lets whichever runs stop at once;
-		 * SIGCONT flushes the leftovers. (One thread: the process-wide signal is enough.)
-		 * The leader is skipped: the process-wide signal already woke it (the kernel
-		 * picks the leader first), or it has a signal pending and takes this one too.
-		 */
-		for (uint32_t i = 0; th->n > 1 && i < th->n; i++)
-			if (th->tid[i] != t->pid)
-				syscall(SYS_tgkill, t->pid, th->tid[i], SIGSTOP);
-		return 0;
+	if (t->park != VSP_PARK_STOP)
+		return set_policy_all(t, th, SCHED_IDLE, 0);
+	if (setprio) {
+		rc = set_policy_all(t, th, TASK_RT_POLICY, VS_PRIO_RAISED);
+		if (rc)
+			return rc;
 	}
-	return set_policy_all(t, th, SCHED_IDLE, 0);
+	if (t->freeze_fd >= 0) {
+		rc = freezer_set(t->freeze_fd, t->stop_kind, true);
+		return rc == -ENOENT || rc == -ENODEV ? -ESRCH : rc;
+	}
+	if (pidfd_signal(t->pidfd, SIGSTOP) < 0)
+		return -errno;
+	/*
+	 * A process-wide SIGSTOP wakes one thread, which then stops the others. If that thread
+	 * waits behind a spinning FIFO 98 sibling on the same CPU, the group stop never starts.
+	 * A SIGSTOP queued on every thread (tgkill checks the tid still belongs to this live
+	 * process) lets whichever runs stop at once; SIGCONT flushes the leftovers. (One
+	 * thread: the process-wide signal is enough.) The leader is skipped: the process-wide
+	 * signal already woke it (the kernel picks the leader first), or it has a signal
+	 * pending and takes this one too.
+	 */
+	for (uint32_t i = 0; th->n > 1 && i < th->n; i++)
+		if (th->tid[i] != t->pid)
+			syscall(SYS_tgkill, t->pid, th->tid[i], SIGSTOP);
+	return 0;
 }
 
 uint64_t task_cputime(const struct task *t)
@@ -292,15 +326,22 @@ bool task_has_exited(const struct task *t)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL));
 }
 
-int task_restore(struct task *t)
+int task_restore(struct task *t, const struct freezer *fz)
 {
 	struct sched_param sp = {.sched_priority = t->saved.priority};
 	struct task_threads *fresh;
 	const struct task_threads *th;
 	int rc = 0;
 
-	if (task_has_exited(t))
+	/* No enforcer may stop it after the SIGCONT below (close waits for a pending one). */
+	if (t->enf_fd >= 0) {
+		close(t->enf_fd);
+		t->enf_fd = -1;
+	}
+	if (task_has_exited(t)) {
+		task_release_cgroup(t, fz);
 		return -ESRCH;
+	}
 	/* A fresh list, so a thread born since the last refresh is restored too. */
 	fresh = read_threads(t->pid);
 	th = fresh ? fresh : t->threads;
@@ -315,9 +356,47 @@ int task_restore(struct task *t)
 				rc = -errno;
 		}
 	}
-	free(fresh);
+	threads_free(fresh);
+	/* After the policy: thawed at FIFO 98 it would run before its old policy is back. */
+	if (task_release_cgroup(t, fz) < 0 && !rc)
+		rc = -EIO;
 	if (pidfd_signal(t->pidfd, SIGCONT) < 0 && !rc)
 		rc = -errno;
+	return rc;
+}
+
+int task_attach_cgroup(struct task *t, const struct freezer *fz)
+{
+	char dir[PATH_MAX];
+	int rc;
+
+	if (fz->kind == FREEZER_NONE || t->park != VSP_PARK_STOP)
+		return 0;
+	rc = freezer_attach(fz, t->pid, dir, sizeof(dir), &t->freeze_fd);
+	if (rc)
+		return rc;
+	t->cg_dir = strdup(dir);
+	if (!t->cg_dir)
+		fatal("task_attach_cgroup: out of memory");
+	t->stop_kind = fz->kind;
+	return 0;
+}
+
+int task_release_cgroup(struct task *t, const struct freezer *fz)
+{
+	int rc;
+
+	if (!t->cg_dir)
+		return 0;
+	rc = freezer_release(fz, t->cg_dir);
+	if (rc)
+		log_warnx("pid %d: cannot remove freezer cgroup %s: %s", (int)t->pid, t->cg_dir,
+		          strerror(-rc));
+	if (t->freeze_fd >= 0)
+		close(t->freeze_fd);
+	t->freeze_fd = -1;
+	free(t->cg_dir);
+	t->cg_dir = NULL;
 	return rc;
 }
 
@@ -337,91 +416,132 @@ static long thread_count(pid_t pid)
 	return (long)st.st_nlink - 2;
 }
 
-/*
- * A full /proc/PID/task rescan costs several syscalls, a directory walk, an allocation and
- * a sort per task every 20 ms. Most calls only read the thread count (thread_count: one
- * stat) and rescan when it differs from the list; a thread
- * that exits while another starts keeps the count, so every task is still rescanned once
- * per REFRESH_FULL_NS (in the one 20 ms slot of that window its pid picks, spreading
- * tasks over the window). Until then such a thread runs as it was created: pinned to the
- * task's CPU (affinity is inherited), SCHED_OTHER (SCHED_RESET_ON_FORK), and stopped with
- * the rest of its process under `stop`.
- */
-#define REFRESH_SLOT_NS (20 * NSEC_PER_MSEC) /* sched_housekeep's refresh interval */
-#define REFRESH_FULL_NS (200 * NSEC_PER_MSEC)
+bool task_threads_differ(const struct task *t)
+{
+	return t->npend > 0 || thread_count(t->pid) != (long)t->threads->n;
+}
 
 /*
  * A new thread is adopted (pinned, published to the dispatcher, raised and parked with the
- * rest) only once it has started: it has run ADOPT_MIN_RUN_NS of CPU time, or it has run
- * and is now asleep (a thread blocked in a syscall is past its start-up code). Until then it
- * keeps what it was born with: the creator's CPU affinity and, through SCHED_RESET_ON_FORK,
- * SCHED_OTHER. This keeps vsched from changing a thread's policy while the thread's own
- * start-up code reads and re-applies it: libzmq's I/O thread does exactly that
- * (thread_t::applySchedulingParameters) and aborts the process if the policy changed
- * between its two reads.
+ * rest) only once it has clearly started: it has run ADOPT_MIN_RUN_NS of CPU time, or it
+ * has run and was found asleep at ADOPT_ASLEEP_SEEN separate refreshes. Until then it keeps
+ * what it was born with: the creator's CPU affinity and, through SCHED_RESET_ON_FORK,
+ * SCHED_OTHER (and, under `stop` with a freezer, its process's cgroup). This keeps vsched
+ * from changing a thread's policy while the thread's own start-up code reads and re-applies
+ * it: libzmq's I/O thread reads its policy and priority with two calls and sets them back
+ * (thread_t::applySchedulingParameters), and aborts the process (EINVAL) when vsched
+ * raised it in between — seen once under ASan with a one-look rule. Two looks at least
+ * TASK_REFRESH_NS apart, or 2 ms of CPU, are well past that start-up code.
  */
-#define ADOPT_MIN_RUN_NS (200 * NSEC_PER_USEC)
+#define ADOPT_MIN_RUN_NS  (2 * NSEC_PER_MSEC)
+#define ADOPT_ASLEEP_SEEN 2
 
-static bool thread_has_started(pid_t pid, pid_t tid)
+/* 1: started (adopt), 0: not yet, -1: gone. *asleep: found asleep after having run. */
+static int thread_state(pid_t pid, pid_t tid, bool *asleep)
 {
 	char path[80];
 	struct procfs_stat st;
 	unsigned long long run_ns = 0;
 	FILE *f;
 
+	*asleep = false;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
+		return -1;
 	if (fscanf(f, "%llu", &run_ns) != 1)
 		run_ns = 0;
 	fclose(f);
 	if (run_ns >= ADOPT_MIN_RUN_NS)
-		return true;
+		return 1;
 	if (run_ns == 0)
-		return false;
-	return procfs_stat(pid, tid, &st) == 0 && (st.state == 'S' || st.state == 'D');
+		return 0;
+	if (procfs_stat(pid, tid, &st) < 0)
+		return -1;
+	*asleep = st.state == 'S' || st.state == 'D';
+	return 0;
 }
 
-/* Drops from th (ascending) the threads not in old that have not started yet. */
-static void drop_unstarted(struct task_threads *th, const struct task_threads *old, pid_t pid)
+/* How often thread tid was found asleep so far (pending list), and records one more look. */
+static unsigned pend_look(struct task *t, pid_t tid, bool asleep, struct task_pend *next,
+                          unsigned *nnext)
 {
-	uint32_t i, j = 0, keep = 0;
+	unsigned seen = 0;
 
+	for (unsigned i = 0; i < t->npend; i++)
+		if (t->pend[i].tid == tid)
+			seen = t->pend[i].asleep;
+	seen += asleep;
+	if (seen < ADOPT_ASLEEP_SEEN && *nnext < TASK_PEND_MAX)
+		next[(*nnext)++] = (struct task_pend){tid, (uint8_t)seen};
+	return seen;
+}
+
+/*
+ * Keeps in th (ascending) the threads of old and the new ones that have started; remembers
+ * the others in t->pend for the next look.
+ */
+static void adopt_started(struct task *t, struct task_threads *th, const struct task_threads *old)
+{
+	struct task_pend next[TASK_PEND_MAX];
+	uint32_t i, j = 0, keep = 0;
+	unsigned nnext = 0;
+
+	for (i = 0; i < th->n; i++) {
+		pid_t tid = th->tid[i];
+		bool asleep;
+		int st;
+
+		while (j < old->n && old->tid[j] < tid)
+			j++;
+		if (j < old->n && old->tid[j] == tid) {
+			th->tid[keep++] = tid;
+			continue;
+		}
+		st = thread_state(t->pid, tid, &asleep);
+		if (st == 1 ||
+		    (st == 0 && pend_look(t, tid, asleep, next, &nnext) >= ADOPT_ASLEEP_SEEN))
+			th->tid[keep++] = tid;
+	}
+	th->n = keep;
+	memcpy(t->pend, next, nnext * sizeof(next[0]));
+	t->npend = nnext;
+}
+
+/*
+ * Gives th the detectors of its threads: the old list's (dup'ed: each list closes its own)
+ * or new ones owned by the dispatcher thread owner. A thread whose detector cannot be
+ * opened gets -1 (its wake-ups are then seen by the dispatcher's samples only).
+ */
+static void give_detectors(struct task_threads *th, const struct task_threads *old, pid_t owner)
+{
+	uint32_t i, j = 0;
+
+	th->det = malloc(th->n * sizeof(int));
+	if (!th->det)
+		fatal("task: out of memory");
 	for (i = 0; i < th->n; i++) {
 		while (j < old->n && old->tid[j] < th->tid[i])
 			j++;
-		if ((j < old->n && old->tid[j] == th->tid[i]) ||
-		    thread_has_started(pid, th->tid[i]))
-			th->tid[keep++] = th->tid[i];
+		if (old->det && j < old->n && old->tid[j] == th->tid[i] && old->det[j] >= 0)
+			th->det[i] = fcntl(old->det[j], F_DUPFD_CLOEXEC, 3);
+		else
+			th->det[i] = perfwatch_open(th->tid[i], false, owner, VS_SIG_NOTIFY);
+		if (th->det[i] < 0)
+			th->det[i] = -1;
 	}
-	th->n = keep;
 }
 
-int task_refresh_threads(struct task *t)
+/* Pins the threads of th that old does not have (both ascending) to t's CPU. */
+static void pin_new(const struct task *t, const struct task_threads *th,
+                    const struct task_threads *old)
 {
-	struct task_threads *old = t->threads, *th;
-	uint64_t slots = REFRESH_FULL_NS / REFRESH_SLOT_NS;
 	cpu_set_t set;
-	uint32_t i, j;
+	uint32_t i, j = 0;
 
-	if (task_has_exited(t))
-		return -ESRCH;
-	if ((mono_now() / REFRESH_SLOT_NS) % slots != (uint64_t)t->pid % slots &&
-	    thread_count(t->pid) == (long)old->n)
-		return 0;
-	th = read_threads(t->pid);
-	if (!th)
-		return -errno;
-	drop_unstarted(th, old, t->pid);
-	if (th->n == old->n && memcmp(th->tid, old->tid, th->n * sizeof(pid_t)) == 0) {
-		free(th);
-		return 0;
-	}
-	/* Pin the threads that are new (both lists ascending). */
 	CPU_ZERO(&set);
 	CPU_SET(t->cpu, &set);
-	for (i = 0, j = 0; i < th->n; i++) {
+	for (i = 0; i < th->n; i++) {
 		while (j < old->n && old->tid[j] < th->tid[i])
 			j++;
 		if (j < old->n && old->tid[j] == th->tid[i])
@@ -430,8 +550,58 @@ int task_refresh_threads(struct task *t)
 		    errno != ESRCH)
 			log_warn("pid %d: cannot pin new thread %d", (int)t->pid, (int)th->tid[i]);
 	}
+}
+
+/* Publishes th as t's thread list; the old one is freed after a grace period. */
+static void publish_threads(struct task *t, struct task_threads *th)
+{
+	struct task_threads *old = t->threads;
+
 	th->gen = old->gen + 1;
 	rcu_assign_pointer(t->threads, th);
 	call_rcu(&old->rcu, free_threads_rcu);
+}
+
+int task_refresh_threads(struct task *t, pid_t det_owner)
+{
+	struct task_threads *old = t->threads, *th;
+
+	if (task_has_exited(t))
+		return -ESRCH;
+	th = read_threads(t->pid);
+	if (!th)
+		return -errno;
+	adopt_started(t, th, old);
+	if (th->n == old->n && memcmp(th->tid, old->tid, th->n * sizeof(pid_t)) == 0 &&
+	    (det_owner > 0) == (old->det != NULL)) {
+		threads_free(th);
+		return 0;
+	}
+	pin_new(t, th, old);
+	if (det_owner > 0)
+		give_detectors(th, old, det_owner);
+	publish_threads(t, th);
+	return 1;
+}
+
+int task_set_detectors(struct task *t, pid_t det_owner)
+{
+	const struct task_threads *old = t->threads;
+	struct task_threads *th;
+
+	if ((det_owner > 0) == (old->det != NULL)) {
+		for (uint32_t i = 0; det_owner > 0 && i < old->n; i++)
+			if (old->det[i] >= 0)
+				perfwatch_owner(old->det[i], det_owner);
+		return 0;
+	}
+	th = malloc(sizeof(*th) + old->n * sizeof(pid_t));
+	if (!th)
+		fatal("task: out of memory");
+	memcpy(th, old, sizeof(*th) + old->n * sizeof(pid_t));
+	th->det = NULL;
+	if (det_owner > 0)
+		give_detectors(th, old, det_owner);
+	publish_threads(t, th);
 	return 1;
 }

@@ -34,8 +34,26 @@
 #include "timeutil.h"
 
 #define VS_MAX_CPUS      64
-#define VS_PRIO_DISPATCH 99 /* dispatchers, API thread, ZeroMQ I/O thread, watchdog */
-#define VS_PRIO_RAISED   98 /* the task entitled to its CPU right now */
+#define VS_PRIO_DISPATCH 99       /* dispatchers, API thread, ZeroMQ I/O thread, watchdog */
+#define VS_PRIO_RAISED   98       /* the task entitled to its CPU right now */
+#define TASK_PEND_MAX    16       /* new threads of one task awaiting adoption (more wait longer) */
+#define VS_SIG_NOTIFY    SIGRTMIN /* perfwatch detectors -> dispatcher (interrupts its wait) */
+
+/* How `stop` parking is done (config stop_method; the result is per daemon). */
+enum stop_method {
+	STOP_AUTO = 0,    /* config only: the freezer if one is usable, else signals */
+	STOP_FREEZER = 1, /* config only: the freezer, refuse to start without one */
+	STOP_SIGNAL = 2,  /* SIGSTOP/SIGCONT (one per process, plus one per other thread) */
+};
+
+/* A cgroup freezer hierarchy (freezer.c). */
+enum { FREEZER_NONE = 0, FREEZER_V1 = 1, FREEZER_V2 = 2 };
+struct freezer {
+	int kind;        /* FREEZER_* */
+	char mnt[256];   /* where the hierarchy is mounted */
+	char mroot[256]; /* the hierarchy's path mounted there ("" for its root) */
+	int sentinel_fd; /* v1: state file of the frozen sentinel cgroup, -1 if none */
+};
 
 enum placement_rule {
 	PLACE_WORST_FIT = 0, /* lowest load first: spreads load (default) */
@@ -52,6 +70,9 @@ struct vsched_config {
 	uint8_t park;           /* default enum vsp_park */
 	int placement;          /* enum placement_rule */
 	int max_tasks;          /* whole node */
+	int stop_method;        /* enum stop_method */
+	bool perf_events;       /* perfwatch enforcers and detectors where the kernel allows */
+	bool selftest_at_start; /* measure the finest period at start (selftest.c) */
 	char endpoint[256]; /* ZeroMQ endpoint of the local API, e.g. ipc:///run/vsched/api.sock */
 	unsigned endpoint_mode; /* file mode of an ipc socket, e.g. 0600 */
 };
@@ -63,11 +84,15 @@ struct sched_saved {
 	cpu_set_t affinity;
 };
 
-/* Thread ids of a task, published with RCU by the API thread. */
+/*
+ * Thread ids of a task, published with RCU by the API thread. det[i] is thread tid[i]'s
+ * perfwatch detector (-1: none); the list owns them and closes them when it is freed.
+ */
 struct task_threads {
 	uint64_t gen; /* increases with every new list of a task (never reused: no ABA) */
 	uint32_t n;
 	struct rcu_head rcu;
+	int *det;    /* n entries, or NULL when the task has no detectors */
 	pid_t tid[]; /* ascending */
 };
 
@@ -79,6 +104,7 @@ struct task_threads {
  */
 struct task_resv {
 	unsigned n;                         /* windows, 1..VSP_MAX_WINDOWS */
+	uint8_t anchor;                     /* enum vsp_anchor; VSP_ANCHOR_WAKEUP only with n 1 */
 	struct vsp_resv w[VSP_MAX_WINDOWS]; /* deadline already resolved (never 0) */
 	uint64_t gen;
 	mono_ns published_at; /* when sched_add/sched_set published it (change latency) */
@@ -92,6 +118,7 @@ struct win_run {
 	uint64_t used;       /* CPU ns consumed while raised for this window in this job */
 	bool blocked_in_job; /* it slept while raised in this job: not a miss */
 	bool closed;         /* the job's deadline passed and was accounted */
+	bool dormant;        /* wake-up anchor: no job until the task runs again */
 	mono_ns first_raise; /* when the task was first raised for this job, 0: not yet */
 };
 
@@ -108,9 +135,18 @@ struct task_run {
 	int cur;               /* the window the task was last selected (raised) for */
 	uint64_t cpu_at_raise; /* task CPU clock when last raised / last sampled */
 	mono_ns wall_at_raise; /* monotonic time of the same sample */
-	int prio;              /* SCHED_FIFO priority last applied to every thread, 0 if none */
-	bool raised;           /* currently entitled (FIFO prio / continued) */
+	int prio;              /* RT priority last applied to every thread, 0 if none */
+	bool raised;           /* in the chain: continued at prio */
+	bool parked;           /* parked by the dispatcher (frozen or SIGSTOP, or SCHED_IDLE) */
+	bool kstop;            /* its enforcer may have stopped it: SIGCONT at the next raise */
 	bool started;          /* first jobs set up */
+	bool enf_armed;        /* the enforcer counts down enf_len from enf_cpu0 */
+	bool enf_on;           /* the enforcer is enabled (stays so until disarmed) */
+	bool detecting;        /* the detectors of thread list det_threads are armed */
+	uint64_t enf_cpu0;     /* task CPU clock when the enforcer was armed */
+	uint64_t enf_len;      /* CPU ns it was armed with (its period) */
+	mono_ns cont_job;      /* release of the job it was last continued for */
+	uint64_t det_threads;  /* task_threads.gen the detectors were armed on */
 };
 
 /* Counters written by the dispatcher (relaxed atomics), read by the API thread. */
@@ -131,9 +167,21 @@ struct task {
 	int cpu;            /* the CPU it is pinned to */
 	int cpu_idx;        /* index of cpu in config.cpus */
 	uint8_t park;       /* enum vsp_park */
+	int stop_kind;      /* `stop` parking: FREEZER_V1/V2 (freeze_fd), else signals */
+	int freeze_fd;      /* state file of the task's freezer cgroup, -1 if none */
+	int enf_fd;         /* perfwatch enforcer on the leader (single-threaded stop), -1 */
+	char *cg_dir;       /* its freezer cgroup (freezer_attach), NULL if none */
 	struct sched_saved saved;
 	int wd_slot; /* watchdog slot, -1 if none */
 	mono_ns added_at;
+
+	/* API thread only: new threads not adopted yet (task.c, adopt_started). */
+	struct task_pend {
+		pid_t tid;
+		uint8_t asleep; /* looks that found it asleep */
+	} pend[TASK_PEND_MAX];
+	unsigned npend;
+	bool refresh; /* a thread was born or died: re-read the list */
 
 	struct task_resv *resv;       /* RCU */
 	struct task_threads *threads; /* RCU */
@@ -161,6 +209,9 @@ struct adm_supply {
 struct watchdog;
 struct disp;
 
+struct procev;
+struct selftest;
+
 struct sched {
 	struct vsched_config cfg;
 	double cap;               /* effective per-CPU cap: min(configured, rt limit - reserve) */
@@ -168,8 +219,15 @@ struct sched {
 	_Atomic mono_ns epoch;    /* monotonic time of the release anchor */
 	struct cpu_table *table[VS_MAX_CPUS]; /* RCU, indexed like cfg.cpus */
 	struct watchdog *wd;
+	struct freezer fz;    /* fz.kind FREEZER_NONE: `stop` parks with signals */
+	bool perf;            /* perfwatch usable (cfg.perf_events and the kernel allows it) */
+	struct procev *ev;    /* thread births and exits (NULL: /proc is re-read instead) */
+	struct selftest *st;  /* the finest-period self-test (selftest.c) */
 	int ntasks;           /* over every table; API thread only */
-	mono_ns last_refresh; /* last thread-list refresh (sched_housekeep) */
+	int epfd;             /* the API thread's poll set: pidfds, events, guardian socket */
+	int wd_polled;        /* the guardian socket in epfd, 0 if none */
+	mono_ns last_refresh; /* last thread-list upkeep tick (sched_housekeep) */
+	mono_ns last_sweep;   /* last safety sweep and watchdog check */
 	bool rcu_registered;  /* the API thread registered itself with liburcu */
 
 	/* dispatch.c */
@@ -177,7 +235,8 @@ struct sched {
 	_Atomic uint32_t wake_seq[VS_MAX_CPUS]; /* futex words */
 	_Atomic bool stopping;
 	int ndisp;
-	struct disp *dctx; /* per-dispatcher state, preallocated by dispatch_start */
+	struct disp *dctx;                   /* per-dispatcher state, preallocated */
+	_Atomic pid_t disp_tid[VS_MAX_CPUS]; /* dispatcher thread ids (detector owners) */
 };
 
 /* config.c */
@@ -218,6 +277,25 @@ int edf_select(const struct edf_job *j, int n, mono_ns now);
  * deadline of any job, and now + remaining of the selected one (sel >= 0).
  */
 mono_ns edf_next_event(const struct edf_job *j, int n, mono_ns now, int sel);
+
+/* jobs.c — one window's job sequence (pure but for the accounting counters) */
+struct job_ctx {
+	mono_ns now, epoch;
+	uint64_t thr;  /* budget left at or below this counts as used up */
+	uint64_t comp; /* a budget end is slept to this early (wake latency), < thr */
+	bool no_debt;  /* an overrun is not taken from the next job (a perf enforcer does it) */
+	bool exited;   /* the task has exited: no misses */
+};
+/*
+ * Brings wr up to now: closes the job at its deadline, opens the next (anchor epoch: on
+ * the epoch grid; wakeup: CBS, see jobs.c), or rebuilds it for a new reservation or epoch.
+ * wr->used must already hold the CPU time used since the job's release (dormant: since
+ * the window went dormant).
+ */
+void jobs_update(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r, uint8_t anchor,
+                 bool rebuild, const struct job_ctx *c);
+/* The window's EDF entry: eligible (remaining > 0) iff its job has more than thr left. */
+void jobs_entry(struct win_run *wr, const struct job_ctx *c, struct edf_job *out);
 
 /* admission.c — pure except admission_read_rt_limit (model and sources: its top comment) */
 /* Density slice / min(deadline, period) (deadline 0 means period). */
@@ -302,6 +380,56 @@ int placement_choose(const struct sched *s, int req_cpu, const struct task *skip
  */
 int placement_pick_ok(const bool *ok, const double *key, int n, int rule);
 
+/* freezer.c — API thread and guardian, except freezer_set */
+/* Finds the mount of a FREEZER_V1 or FREEZER_V2 hierarchy. Returns 0, or -1 (fz->kind NONE). */
+int freezer_find(struct freezer *fz, int kind);
+/* v1: creates and freezes the sentinel cgroup of this process (see freezer.c). 0 or -errno. */
+int freezer_sentinel_start(struct freezer *fz);
+/* v1: thaws and removes the sentinel of vsched process owner (vsched's exit, the guardian). */
+void freezer_sentinel_remove(const struct freezer *fz, pid_t owner);
+/*
+ * Moves pid into a new cgroup <its cgroup>/vsched.<pid>, written to dir, and opens its
+ * state file (*state_fd). Returns 0 or -errno with nothing left behind.
+ */
+int freezer_attach(const struct freezer *fz, pid_t pid, char *dir, size_t dirlen, int *state_fd);
+/* Freezes or thaws through a state file from freezer_attach: one pwrite. 0 or -errno. */
+int freezer_set(int state_fd, int kind, bool frozen);
+/* Thaws dir, moves every process in it to its parent and removes it. 0 or -errno. */
+int freezer_release(const struct freezer *fz, const char *dir);
+/* freezer_release of pid's cgroup if it is one of ours (from /proc/PID/cgroup). */
+int freezer_detach(const struct freezer *fz, pid_t pid);
+
+/* perfwatch.c — see the file comment; arm/disarm are dispatcher-safe */
+#define PERFWATCH_DETECT_NS (20 * NSEC_PER_USEC) /* a detector fires after this much CPU */
+#define PERFWATCH_MIN_NS    (10 * NSEC_PER_USEC) /* the kernel's floor for hrtimer sw events */
+/*
+ * A task-clock counter on thread tid whose overflow sends sig to owner: the whole process
+ * owner when to_process, else thread owner. Disabled until armed. Returns the fd or -errno.
+ */
+int perfwatch_open(pid_t tid, bool to_process, pid_t owner, int sig);
+/* Re-targets a counter's signal at thread owner_tid. 0 or -errno. */
+int perfwatch_owner(int fd, pid_t owner_tid);
+/*
+ * Arms: overflow after ns of the thread's CPU (at least 10 µs), counted from now; once:
+ * then disabled (detector); else enabled when enable (the first arming of an enforcer).
+ */
+int perfwatch_arm(int fd, uint64_t ns, bool once, bool enable);
+int perfwatch_disarm(int fd);
+/* True when this process may open perf counters at all. */
+bool perfwatch_probe(void);
+
+/* procev.c — API thread */
+/* Called for a thread birth (tid of process tgid) or a thread's or process's exit. */
+typedef void (*procev_fn)(void *arg, pid_t tgid, pid_t tid);
+/* Subscribes to process events and checks they arrive; NULL (logged) when unavailable. */
+struct procev *procev_open(void);
+/* Lets through only the events of these processes (replaces the previous set). 0 or -errno. */
+int procev_watch(struct procev *ev, const pid_t *tgid, int n);
+int procev_fd(const struct procev *ev); /* readable when events wait */
+/* Calls fn for every waiting event. Returns 0, or -1 when the kernel dropped some. */
+int procev_drain(struct procev *ev, procev_fn fn, void *arg);
+void procev_close(struct procev **ev); /* accepts NULL, clears *ev */
+
 /* task.c */
 /*
  * Opens pid for management: pidfd, CPU clock, start time, saved attributes, thread list.
@@ -313,21 +441,45 @@ int task_open(pid_t pid, struct task **out, char *why, size_t whylen);
 void task_close(struct task **t);
 /* Pins every thread to cpu. API thread. Returns 0 or -errno. */
 int task_pin(struct task *t, int cpu);
-/* Gives back saved policy, priority, affinity to every thread, then SIGCONT. API thread. */
-int task_restore(struct task *t);
-/* Rereads /proc/PID/task; publishes a new list if it changed. Returns 1 changed, 0, -errno. */
-int task_refresh_threads(struct task *t);
+/*
+ * Gives back saved policy, priority, affinity to every thread, closes the enforcer, moves
+ * the process out of its freezer cgroup (thawed, cgroup removed), then SIGCONT. API thread.
+ */
+int task_restore(struct task *t, const struct freezer *fz);
+/*
+ * `stop` tasks when fz has a hierarchy: moves the process into its own freezer cgroup
+ * (freezer_attach) and parks through it from then on. Returns 0 (also when nothing is to
+ * do) or -errno with nothing changed. task_release_cgroup undoes it (thawed, moved back,
+ * removed; also for an exited task); 0 or -errno (logged).
+ */
+int task_attach_cgroup(struct task *t, const struct freezer *fz);
+int task_release_cgroup(struct task *t, const struct freezer *fz);
+/* One stat(): the thread count differs from the published list, or threads await adoption. */
+bool task_threads_differ(const struct task *t);
+/*
+ * Rereads /proc/PID/task, adopts the new threads that have started (task.c: ADOPT_*), pins
+ * them, and publishes a new list if it changed; with det_owner > 0 (a dispatcher's thread
+ * id) every thread has a perfwatch detector owned by it. Returns 1 changed, 0, -errno.
+ */
+int task_refresh_threads(struct task *t, pid_t det_owner);
+/*
+ * Gives every thread a detector owned by det_owner (> 0), or drops them (0); publishes a
+ * new list when that changes anything. Returns 1 published, 0.
+ */
+int task_set_detectors(struct task *t, pid_t det_owner);
 /*
  * Dispatcher-safe (syscalls only; no allocation, logging or locks). They return 0 or
  * -errno (-ESRCH: the process is gone).
- * task_raise: lets the task run at SCHED_FIFO prio: `stop` tasks get every thread set to
- * prio first only when full (new thread list or other prio), then SIGCONT; `idle` tasks get
- * every thread set to FIFO prio. task_park: `stop` tasks get SIGSTOP (with every thread set
- * to FIFO VS_PRIO_RAISED first when full, so they stay at FIFO 98 permanently); `idle`
- * tasks get every thread set to SCHED_IDLE.
+ * task_raise: lets the task run at RT priority prio. `stop` tasks: every thread set to prio
+ * first when setprio (new thread list or other prio), then unparked when cont (thawed, or
+ * SIGCONT without a freezer), and SIGCONT when kstop (its enforcer may have stopped it);
+ * `idle` tasks: every thread set to prio. task_park: `stop` tasks are frozen, or get
+ * SIGSTOP (every thread set to VS_PRIO_RAISED first when setprio, so they stay at the
+ * raised priority while parked); `idle` tasks get every thread set to SCHED_IDLE.
  */
-int task_raise(struct task *t, const struct task_threads *th, int prio, bool full);
-int task_park(struct task *t, const struct task_threads *th, bool full);
+int task_raise(struct task *t, const struct task_threads *th, int prio, bool setprio, bool cont,
+               bool kstop);
+int task_park(struct task *t, const struct task_threads *th, bool setprio);
 uint64_t task_cputime(const struct task *t); /* process CPU clock, ns */
 bool task_has_exited(const struct task *t);  /* pidfd readable */
 /* Start time (field 22 of /proc/PID/stat) of pid, 0 if unreadable. */
@@ -349,10 +501,45 @@ int sched_list(struct sched *s, struct vsp_task_stat **out, uint32_t *n);
 /* New release anchor given as CLOCK_REALTIME ns (0: now), mapped onto CLOCK_MONOTONIC. */
 int sched_set_epoch(struct sched *s, uint64_t realtime_ns, char *why, size_t whylen);
 /*
- * Periodic upkeep (call every ~20 ms or more often): reaps exited tasks at every call; at
- * most every 20 ms refreshes thread lists and runs watchdog_check().
+ * Upkeep: reaps exited tasks, re-reads the thread lists of tasks whose threads were born or
+ * died, adopts new threads, replaces a dead guardian. Call it when sched_poll_fd() is
+ * readable and at sched_next_housekeep() at the latest; it never blocks (but for a guardian
+ * restart).
  */
 void sched_housekeep(struct sched *s);
+int sched_poll_fd(const struct sched *s);
+mono_ns sched_next_housekeep(const struct sched *s);
+/* Hands the daemon's watchdog to s (its socket joins the poll set). */
+void sched_attach_watchdog(struct sched *s, struct watchdog *wd);
+/* enum vsp_stop_method in use. */
+uint8_t sched_stop_method(const struct sched *s);
+/* The node's figures for INFO/SELFTEST replies. */
+void sched_info(const struct sched *s, struct vsp_node_info *out);
+/* Adds fd to (removes it from) the poll set; when readable, housekeeping runs selftest_poll. */
+void sched_poll(struct sched *s, int fd);
+void sched_unpoll(struct sched *s, int fd);
+
+/* selftest.c — API thread */
+void selftest_init(struct sched *s);
+void selftest_stop(struct sched *s); /* kills a running probe */
+/*
+ * Starts the self-test (the finest period with < 1 % misses, see selftest.c) on a managed
+ * CPU without reservations. Returns 0, or -EBUSY (running, or no free CPU) / -errno with why.
+ */
+int selftest_start(struct sched *s, char *why, size_t whylen);
+/* Advances a running self-test: reads a probe's result, starts the next, enforces time. */
+void selftest_poll(struct sched *s);
+/*
+ * Ends a running self-test (its probe removed and killed) when a request for pid needs its
+ * CPU: cpu (a CPU number) is the probe's, or -1 (the request fits nowhere). Not for the
+ * probe itself. Returns true when it ended one (retry the request).
+ */
+bool selftest_yield(struct sched *s, pid_t pid, int cpu);
+/* When selftest_poll must run at the latest (a probe's time limit), 0 if none. */
+mono_ns selftest_deadline(const struct sched *s);
+void selftest_info(const struct sched *s, struct vsp_node_info *out);
+/* The probe process (argv[1] "--probe"): main() returns its value. */
+int selftest_probe_main(int argc, char **argv);
 /* Stops the dispatchers and restores every task. */
 void sched_shutdown(struct sched *s);
 
@@ -373,12 +560,13 @@ void dispatch_stop(struct sched *s);
  */
 struct watchdog *watchdog_start(int max_tasks);
 /*
- * Records a task before vsched changes it (starttime: task_read_starttime, never 0). Any
- * thread, lock-free. Returns the slot, or -1 (logged) when the table is full or an argument
+ * Records a task before vsched changes it (starttime: task_read_starttime, never 0; cgroup:
+ * the FREEZER_* hierarchy it is about to be moved into, or FREEZER_NONE). Any thread,
+ * lock-free. Returns the slot, or -1 (logged) when the table is full or an argument
  * is invalid; then the task must not be changed.
  */
 int watchdog_track(struct watchdog *wd, pid_t pid, uint64_t starttime,
-                   const struct sched_saved *saved);
+                   const struct sched_saved *saved, int cgroup);
 /* Forgets a slot after the task was restored or has exited. */
 void watchdog_untrack(struct watchdog *wd, int slot);
 /* Orderly end: the guardian exits without touching tasks. Accepts NULL, clears *wd. */
@@ -392,6 +580,8 @@ void watchdog_stop(struct watchdog **wd);
 int watchdog_check(struct watchdog *wd);
 /* Pid of the current guardian, -1 if none (logging, tests). */
 pid_t watchdog_pid(const struct watchdog *wd);
+/* vsched's end of the guardian's socket (readable at EOF: it died), -1 if none. */
+int watchdog_fd(const struct watchdog *wd);
 /*
  * The guardian's entry point: main() must call it first thing when argv[1] is "--watchdog"
  * (watchdog_start re-executes vsched's binary as: --watchdog MEMFD FD MAX_TASKS) and return

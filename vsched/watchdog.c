@@ -32,7 +32,12 @@
  *    the /proc/PID directory fd pins the process, and SIGCONT goes through it as a pidfd):
  *    every thread in /proc/PID/task gets sched_setscheduler(saved) and
  *    sched_setaffinity(saved), repeated until a pass changes nothing (threads created
- *    meanwhile), then SIGCONT. Only then does it log, and exit.
+ *    meanwhile); then, for a task parked through the cgroup freezer, its cgroup is thawed,
+ *    every process in it moved back to the parent cgroup and the cgroup removed
+ *    (freezer_detach); then SIGCONT. vsched's freezer sentinel is removed too. A second
+ *    SIGCONT pass follows WD_CONT_AGAIN_MS later: a perf enforcer of vsched's could still
+ *    stop a task in the moment between vsched's socket and its perf counters closing.
+ *    Only then does it log, and exit.
  *  - On 'Q' (watchdog_stop) the guardian exits without touching anything.
  *  - watchdog_check (vsched housekeeping) notices a dead guardian (waitpid WNOHANG on its
  *    unreaped child) and starts a new one over the same memfd: tracked tasks stay protected.
@@ -60,11 +65,13 @@
 
 #include "log.h"
 
-#define WD_MAGIC         0x7673776467303031ULL /* "vswdg001" */
+#define WD_MAGIC         0x7673776467303032ULL /* "vswdg002" */
 #define WD_MAX_TASKS     65536
 #define WD_READY_TIMEOUT 2000 /* ms the guardian has to report ready */
 #define WD_STOP_TIMEOUT  1000 /* ms the guardian has to exit after 'Q' */
 #define WD_MAX_PASSES    4    /* thread-list passes per task at restore */
+#define WD_CONT_AGAIN_MS 5    /* second SIGCONT pass after the restore */
+#define WD_EOF_WAIT_MS   100  /* how long a guardian that closed its socket has to exit */
 #define WD_EXIT_USAGE    2
 
 enum { WD_FREE = 0, WD_BUSY = 1, WD_VALID = 2 };
@@ -76,6 +83,7 @@ struct wd_slot {
 	int32_t pid;
 	uint64_t starttime; /* /proc/PID/stat field 22 */
 	struct sched_saved saved;
+	int32_t cgroup; /* FREEZER_* hierarchy the task is parked through, FREEZER_NONE */
 };
 
 /* The shared table. Both processes run the same binary, so the layout is the same. */
@@ -310,9 +318,10 @@ fail:
 }
 
 int watchdog_track(struct watchdog *wd, pid_t pid, uint64_t starttime,
-                   const struct sched_saved *saved)
+                   const struct sched_saved *saved, int cgroup)
 {
-	if (wd == NULL || pid <= 0 || starttime == 0 || saved == NULL) {
+	if (wd == NULL || pid <= 0 || starttime == 0 || saved == NULL || cgroup < FREEZER_NONE ||
+	    cgroup > FREEZER_V2) {
 		log_warnx("watchdog: refusing to track pid %d (start time %llu)", (int)pid,
 		          (unsigned long long)starttime);
 		return -1;
@@ -328,6 +337,7 @@ int watchdog_track(struct watchdog *wd, pid_t pid, uint64_t starttime,
 		s->pid = pid;
 		s->starttime = starttime;
 		s->saved = *saved;
+		s->cgroup = cgroup;
 		/* Publish: the fields above are visible before VALID (release). */
 		atomic_store_explicit(&s->state, WD_VALID, memory_order_release);
 		return i;
@@ -355,6 +365,14 @@ static int wd_in_use(const struct watchdog *wd)
 	return n;
 }
 
+/* True when the guardian's socket reads EOF: it closed it, so it is dying. */
+static bool wd_sock_eof(const struct watchdog *wd)
+{
+	char c;
+
+	return wd->sock >= 0 && recv(wd->sock, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 int watchdog_check(struct watchdog *wd)
 {
 	pid_t old;
@@ -362,6 +380,8 @@ int watchdog_check(struct watchdog *wd)
 	if (wd == NULL)
 		return -1;
 	old = wd->pid;
+	if (wd_sock_eof(wd))
+		wd_reap(wd, WD_EOF_WAIT_MS);
 	if (!wd_exited(wd))
 		return 0;
 	if (old > 0) /* (-1: the last restart failed; try again) */
@@ -380,6 +400,11 @@ int watchdog_check(struct watchdog *wd)
 pid_t watchdog_pid(const struct watchdog *wd)
 {
 	return wd ? wd->pid : -1;
+}
+
+int watchdog_fd(const struct watchdog *wd)
+{
+	return wd ? wd->sock : -1;
 }
 
 void watchdog_stop(struct watchdog **wdp)
@@ -509,6 +534,22 @@ static int wd_restore_pass(int dfd, int policy, const struct sched_param *prm,
 }
 
 /*
+ * SIGCONT to the process at /proc dir dfd, only after its policy is back. The dir fd is
+ * accepted as a pidfd; without pidfd_send_signal (valgrind), kill() after checking the
+ * start time again. Returns 0, or -1 if refused.
+ */
+static int wd_continue(int dfd, const struct wd_slot *s)
+{
+	if (wd_pidfd_signal(dfd, SIGCONT) == 0)
+		return 0;
+	if (errno == ENOSYS && wd_starttime(dfd) == s->starttime)
+		kill(s->pid, SIGCONT);
+	else if (errno != ESRCH)
+		return -1;
+	return 0;
+}
+
+/*
  * Restores one task. Returns 1 restored, 0 gone or pid reused (nothing touched), -1 if some
  * call was refused (it still gets SIGCONT).
  */
@@ -537,37 +578,68 @@ static int wd_restore_task(const struct wd_slot *s)
 	while (r > 0 && ++passes < WD_MAX_PASSES);
 	if (r != 0)
 		failed++;
-	/* Continue only after the policy is back. The /proc dir fd is accepted as a pidfd;
-	 * without pidfd_send_signal (valgrind), kill() after checking the start time again. */
-	if (wd_pidfd_signal(dfd, SIGCONT) < 0) {
-		if (errno == ENOSYS && wd_starttime(dfd) == s->starttime)
-			kill(s->pid, SIGCONT);
-		else if (errno != ESRCH)
+	/* Thawed and out of its cgroup only after the policy is back. */
+	if (s->cgroup != FREEZER_NONE) {
+		struct freezer fz;
+		if (freezer_find(&fz, s->cgroup) < 0 || freezer_detach(&fz, s->pid) < 0)
 			failed++;
 	}
+	if (wd_continue(dfd, s) < 0)
+		failed++;
 	close(dfd);
 	return failed ? -1 : 1;
 }
 
+/* Copies VALID slot i of tab (checked) into *out. */
+static bool wd_slot_copy(const struct wd_table *tab, uint32_t i, struct wd_slot *out)
+{
+	if (atomic_load_explicit(&tab->slot[i].state, memory_order_acquire) != WD_VALID)
+		return false;
+	out->pid = tab->slot[i].pid;
+	out->starttime = tab->slot[i].starttime;
+	out->saved = tab->slot[i].saved;
+	out->cgroup = tab->slot[i].cgroup;
+	if (out->cgroup < FREEZER_NONE || out->cgroup > FREEZER_V2)
+		out->cgroup = FREEZER_NONE;
+	return out->pid > 0;
+}
+
+/* SIGCONT again to every task still alive (see the file comment). */
+static void wd_continue_again(const struct wd_table *tab, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct wd_slot s;
+		char path[32];
+		int dfd;
+
+		if (!wd_slot_copy(tab, i, &s))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d", (int)s.pid);
+		dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		if (wd_starttime(dfd) == s.starttime)
+			wd_continue(dfd, &s);
+		close(dfd);
+	}
+}
+
 /*
  * Restores every VALID slot of the n checked at start (not tab->max_tasks: a crashing vsched
- * may have scribbled over the header, and every field read here is checked before use).
- * Called once vsched is dead, so the table no longer changes.
+ * may have scribbled over the header, and every field read here is checked before use),
+ * then removes the freezer sentinel of vsched (owner). Called once vsched is dead, so the
+ * table no longer changes.
  */
-static void wd_restore_all(const struct wd_table *tab, uint32_t n)
+static void wd_restore_all(const struct wd_table *tab, uint32_t n, pid_t owner)
 {
 	mono_ns t0 = mono_now();
 	int ok = 0, gone = 0, bad = 0;
+	struct freezer fz;
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct wd_slot s;
 
-		if (atomic_load_explicit(&tab->slot[i].state, memory_order_acquire) != WD_VALID)
-			continue;
-		s.pid = tab->slot[i].pid;
-		s.starttime = tab->slot[i].starttime;
-		s.saved = tab->slot[i].saved;
-		if (s.pid <= 0)
+		if (!wd_slot_copy(tab, i, &s))
 			continue;
 		switch (wd_restore_task(&s)) {
 		case 1:
@@ -581,9 +653,14 @@ static void wd_restore_all(const struct wd_table *tab, uint32_t n)
 			log_warnx("pid %d: restored only in part", (int)s.pid);
 		}
 	}
+	mono_ns t1 = mono_now();
+	if (freezer_find(&fz, FREEZER_V1) == 0)
+		freezer_sentinel_remove(&fz, owner);
+	usleep(WD_CONT_AGAIN_MS * 1000);
+	wd_continue_again(tab, n);
 	/* Logged after the work: a blocked stderr must not delay a restore. */
 	log_info("vsched ended: restored %d task(s) in %llu us (%d gone, %d in part)", ok,
-	         (unsigned long long)((mono_now() - t0) / NSEC_PER_USEC), gone, bad);
+	         (unsigned long long)((t1 - t0) / NSEC_PER_USEC), gone, bad);
 }
 
 /* Parses a decimal int in [lo, hi]; returns 0 or -1. */
@@ -618,62 +695,75 @@ static void wd_usage(const char *why)
 	        why);
 }
 
-int watchdog_main(int argc, char **argv)
+/*
+ * Checks the guardian's arguments (they are reachable from the command line) and maps the
+ * table read-only. Returns it with *sock and *max set, or NULL after a usage line.
+ */
+static struct wd_table *wd_args(int argc, char **argv, int *sock, int *max)
 {
-	static const int ignored[] = {SIGINT,  SIGTERM, SIGHUP,  SIGPIPE,
-	                              SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};
-	struct sched_param prm = {.sched_priority = VS_PRIO_DISPATCH};
 	struct wd_table *tab;
 	struct stat st;
-	cpu_set_t all;
-	sigset_t none;
-	int memfd, sock, max, fg, rt, mcl;
-	char c;
+	int memfd;
 
-	/* Reachable from the command line: check everything before changing anything. */
 	if (argc != 5 || strcmp(argv[1], "--watchdog") != 0) {
 		wd_usage("expected 3 arguments");
-		return WD_EXIT_USAGE;
+		return NULL;
 	}
 	if (wd_parse_int(argv[2], 3, INT_MAX, &memfd) < 0 ||
-	    wd_parse_int(argv[3], 3, INT_MAX, &sock) < 0 || memfd == sock) {
+	    wd_parse_int(argv[3], 3, INT_MAX, sock) < 0 || memfd == *sock) {
 		wd_usage("MEMFD and FD must be two distinct descriptors >= 3");
-		return WD_EXIT_USAGE;
+		return NULL;
 	}
-	if (wd_parse_int(argv[4], 1, WD_MAX_TASKS, &max) < 0) {
+	if (wd_parse_int(argv[4], 1, WD_MAX_TASKS, max) < 0) {
 		wd_usage("MAX_TASKS must be an integer in [1, 65536]");
-		return WD_EXIT_USAGE;
+		return NULL;
 	}
 	/* Only memfds (shmem) support seals. */
 	if (fstat(memfd, &st) < 0 || !S_ISREG(st.st_mode) || fcntl(memfd, F_GET_SEALS) < 0) {
 		wd_usage("MEMFD is not an open memfd");
-		return WD_EXIT_USAGE;
+		return NULL;
 	}
-	if ((size_t)st.st_size != wd_table_size(max)) {
+	if ((size_t)st.st_size != wd_table_size(*max)) {
 		wd_usage("MEMFD size does not match MAX_TASKS");
-		return WD_EXIT_USAGE;
+		return NULL;
 	}
-	if (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+	if (fstat(*sock, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		wd_usage("FD is not an open socket");
-		return WD_EXIT_USAGE;
+		return NULL;
 	}
-	tab = mmap(NULL, wd_table_size(max), PROT_READ, MAP_SHARED, memfd, 0);
+	tab = mmap(NULL, wd_table_size(*max), PROT_READ, MAP_SHARED, memfd, 0);
 	if (tab == MAP_FAILED) {
 		wd_usage("cannot map MEMFD");
-		return WD_EXIT_USAGE;
+		return NULL;
 	}
 	if (tab->magic != WD_MAGIC || tab->slot_size != sizeof(struct wd_slot) ||
-	    tab->max_tasks != (uint32_t)max) {
+	    tab->max_tasks != (uint32_t)*max) {
 		wd_usage("MEMFD does not hold a vsched task table");
-		munmap(tab, wd_table_size(max));
-		return WD_EXIT_USAGE;
+		munmap(tab, wd_table_size(*max));
+		return NULL;
 	}
 	close(memfd); /* the mapping stays */
+	return tab;
+}
+
+/*
+ * Becomes the guardian: no fd of vsched's but sock, its own session, deaf to terminal and
+ * termination signals, locked in memory, last for the OOM killer, SCHED_FIFO 99 on every
+ * CPU. Returns true when it runs at SCHED_FIFO.
+ */
+static bool wd_become(int sock)
+{
+	static const int ignored[] = {SIGINT,  SIGTERM, SIGHUP,  SIGPIPE,
+	                              SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};
+	struct sched_param prm = {.sched_priority = VS_PRIO_DISPATCH};
+	struct stat st;
+	cpu_set_t all;
+	sigset_t none;
+	int mcl, fd;
 
 	wd_close_others(sock); /* no fd of vsched's, above all no socket end, stays open */
 	/* Log to stderr unless it is /dev/null (or closed), then to syslog. */
-	fg = fstat(2, &st) == 0 && (!S_ISCHR(st.st_mode) || isatty(2));
-	log_init("vsched-watchdog", fg, 0);
+	log_init("vsched-watchdog", fstat(2, &st) == 0 && (!S_ISCHR(st.st_mode) || isatty(2)), 0);
 	setsid();
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		signal(ignored[i], SIG_IGN);
@@ -682,14 +772,12 @@ int watchdog_main(int argc, char **argv)
 	prctl(PR_SET_NAME, "vsched-watchdog", 0, 0, 0);
 	if (chdir("/") < 0)
 		log_warn("chdir /");
-	{
-		/* Not the first to be killed when memory runs out (root only; best effort). */
-		int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (write(fd, "-1000", 5) < 0)
-				log_debug("oom_score_adj: %s", strerror(errno));
-			close(fd);
-		}
+	/* Not the first to be killed when memory runs out (root only; best effort). */
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "-1000", 5) < 0)
+			log_debug("oom_score_adj: %s", strerror(errno));
+		close(fd);
 	}
 	/* No page fault on the restore path. (ASan reserves terabytes: lock on fault only.) */
 	mcl = MCL_CURRENT | MCL_FUTURE;
@@ -701,24 +789,44 @@ int watchdog_main(int argc, char **argv)
 	/* Allowed on every CPU (vsched's thread may have been pinned), above every task. */
 	memset(&all, 0xff, sizeof(all));
 	sched_setaffinity(0, sizeof(all), &all);
-	rt = sched_setscheduler(0, SCHED_FIFO, &prm) == 0;
-	if (!rt)
-		log_warn("SCHED_FIFO %d", VS_PRIO_DISPATCH);
+	if (sched_setscheduler(0, SCHED_FIFO, &prm) == 0)
+		return true;
+	log_warn("SCHED_FIFO %d", VS_PRIO_DISPATCH);
+	return false;
+}
 
-	if (write(sock, rt ? "R" : "r", 1) != 1) {
-		/* vsched is already gone: fall through to the read, which sees EOF. */
-	}
+/* Blocks until vsched says 'Q' (returns true) or its end of sock closes (false). */
+static bool wd_wait(int sock)
+{
 	for (;;) {
+		char c;
 		ssize_t n = read(sock, &c, 1);
 
 		if (n == 1 && c == 'Q')
-			return 0; /* orderly stop: vsched restored its tasks itself */
+			return true; /* orderly stop: vsched restored its tasks itself */
 		if (n == 1)
 			continue; /* unknown byte: ignore */
 		if (n < 0 && errno == EINTR)
 			continue;
-		break; /* EOF (or a reset): vsched is gone */
+		return false; /* EOF (or a reset): vsched is gone */
 	}
-	wd_restore_all(tab, (uint32_t)max);
+}
+
+int watchdog_main(int argc, char **argv)
+{
+	pid_t owner = getppid(); /* vsched: its freezer sentinel is removed at the end */
+	struct wd_table *tab;
+	int sock, max;
+	bool rt;
+
+	tab = wd_args(argc, argv, &sock, &max);
+	if (!tab)
+		return WD_EXIT_USAGE;
+	rt = wd_become(sock);
+	if (write(sock, rt ? "R" : "r", 1) != 1) {
+		/* vsched is already gone: the read in wd_wait sees EOF. */
+	}
+	if (!wd_wait(sock))
+		wd_restore_all(tab, (uint32_t)max, owner);
 	return 0;
 }

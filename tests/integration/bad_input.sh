@@ -72,7 +72,7 @@ le() {
 	done
 	printf '%s' "$out"
 }
-hdr() { printf '5602%02x00' "$1"; } # protocol version 2
+hdr() { printf '5603%02x00' "$1"; } # protocol version 3
 # win PERIOD SLICE DEADLINE PHASE (ns): one window
 win() { printf '%s' "$(le "$1" 8)$(le "$2" 8)$(le "$3" 8)$(le "$4" 8)"; }
 # add_frame PID CPU PARK PERIOD SLICE DEADLINE PHASE (ns): one window
@@ -159,13 +159,16 @@ zrefuse "wrong magic" 'magic' "41010400"
 n=$(grep -c 'bad magic 0x41' "$TMP/vsched.log" || true)
 [ "$n" -eq 1 ] || fail "the bad-magic frame was logged $n times, expected once"
 pass "a bad frame is logged once"
-zrefuse "wrong version" 'version' "56030400"
+zrefuse "wrong version" 'version' "56040400"
 zrefuse "version 1 (before windows)" 'version 1 not supported' "56010400"
-zrefuse "unknown type" 'type' "56020900"
-zrefuse "reply type as request" 'type' "56028000"
-zrefuse "reserved byte set" 'reserved' "56020401"
+zrefuse "version 2 (before anchors)" 'version 2 not supported' "56020400"
+zrefuse "unknown type" 'type' "56030900"
+zrefuse "reply type as request" 'type' "56038000"
+zrefuse "reserved byte set" 'reserved' "56030401"
 zrefuse "multi-part message" 'multi-part' "$(list_frame)" "$(del_frame "$MANAGED")"
-zrefuse "oversized frame" 'at most' "56020400*300"
+zrefuse "oversized frame" 'at most' "56030400*300"
+zrefuse "INFO with a body" 'bytes' "$(hdr 6)00"
+zrefuse "anchor 2" 'anchor 2' "$(hdr 2)$(le "$MANAGED" 4)01020000$(win $((10 * MS)) $MS 0 0)"
 
 # --- windows (several reservations per task) ----------------------------------------------
 W30=$(win $((100 * MS)) $((30 * MS)) $((30 * MS)) 0)
@@ -192,6 +195,9 @@ refuse "--window with --slice" 2 'cannot be combined' ctl task add "$OTHER" --pe
 refuse "--window without +" 2 'PHASE\+LENGTH' ctl task add "$OTHER" --period 100ms --window 10ms
 # windows that fit the frame but not the CPU: cpu 0 holds MANAGED at 60 %
 refuse "windows beside a 60% task" 1 'cpu 0' ctl task add "$OTHER" --period 10ms --cpu 0 --window 0+3ms --window 5ms+3ms
+refuse "--anchor sometimes" 2 "anchor 'sometimes'" ctl task set "$MANAGED" --period 10ms --slice 1ms --anchor sometimes
+refuse "wakeup anchor with windows" 1 'one window' ctl task set "$MANAGED" --period 100ms --window 0+10ms --window 50ms+10ms --anchor wakeup
+refuse "status with an argument" 2 'status' ctl status now
 
 # A frame beyond ZMQ_MAXMSGSIZE: libzmq drops the connection, vsched carries on.
 set +e

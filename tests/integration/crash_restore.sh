@@ -13,7 +13,14 @@
 # the time from the signal (the polling shell runs at SCHED_FIFO 1 meanwhile, so the restored
 # spinners do not delay the observation). It also checks that the guardian exits afterwards.
 #
-# Knobs (bench/crash_restore.sh uses them): CRASH_SIGNALS (default "KILL SEGV TERM INT KILLG"),
+# `stop` parking goes through the cgroup freezer where the machine has one (A and C are each in
+# their own freezer cgroup, and C, single-threaded, also has a perf enforcer that may have
+# stopped it with SIGSTOP): "restored" then also means back in its original freezer cgroup,
+# vsched's cgroup removed, and its freezer sentinel gone. KILLSIG is a SIGKILL with
+# stop_method "signal" (SIGSTOP/SIGCONT parking).
+#
+# Knobs (bench/crash_restore.sh uses them): CRASH_SIGNALS (default "KILL SEGV TERM INT KILLG
+# KILLSIG"),
 # CRASH_RUNS per signal (default 1), CRASH_POLL_S poll interval (default 0.002).
 # Each measurement prints a line "restore SIG us=N guardian_us=N|- by=guardian|vsched".
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +31,7 @@ for b in vsched vschedctl spin; do
 done
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 
-SIGNALS=${CRASH_SIGNALS:-KILL SEGV TERM INT KILLG}
+SIGNALS=${CRASH_SIGNALS:-KILL SEGV TERM INT KILLG KILLSIG}
 ulimit -c 0 # SEGV: no core file (and no dump delaying the kernel's close of vsched's files)
 RUNS=${CRASH_RUNS:-1}
 POLL=${CRASH_POLL_S:-0.002}
@@ -57,14 +64,27 @@ thread_attrs() {
 	A_CPUS=${L[0]##*[[:space:]]}
 }
 
-# all_restored: true when every thread of every task in TASKS matches ORIG and runs.
+# freezer_of PID: F = the process's line of the v1 freezer hierarchy (or cgroup2's line) in
+# /proc/PID/cgroup, "" if none. Builtins only.
+freezer_of() {
+	local l
+	F=
+	while read -r l; do
+		case $l in *:freezer:* | 0::*) F=$l ;; esac
+	done <"/proc/$1/cgroup" 2>/dev/null || true
+}
+
+# all_restored: true when every thread of every task in TASKS matches ORIG, is not stopped
+# and not frozen (back in its original freezer cgroup).
 all_restored() {
 	local i t
 	for i in "${!TASKS[@]}"; do
+		freezer_of "${TASKS[$i]}"
+		[ "$F" = "${ORIG_CG[$i]}" ] || return 1
 		for t in /proc/"${TASKS[$i]}"/task/*; do
 			thread_attrs "$t" || return 1
 			[ "$A_POL $A_PRIO $A_CPUS" = "${ORIG[$i]}" ] || return 1
-			case $A_STATE in T | t) return 1 ;; esac
+			case $A_STATE in T | t | D) return 1 ;; esac
 		done
 	done
 }
@@ -104,9 +124,14 @@ guardian_of() {
 # one_run SIG: vsched + 3 tasks, end vsched with SIG, measure the restore. SIG KILLG: first
 # SIGKILL the guardian, wait for vsched to start a new one (watchdog_check), then SIGKILL vsched.
 one_run() {
-	local sig=$1 label=$1 i t0 us g g2 gus by comm status=0
-	TASKS=() ORIG=()
+	local sig=$1 label=$1 i t0 us g g2 gus by comm status=0 method=auto parking
+	TASKS=() ORIG=() ORIG_CG=()
 	: >"$TMP/vsched.log"
+	if [ "$sig" = KILLSIG ]; then
+		method=signal
+		sig=KILL
+	fi
+	write_config "stop_method = \"$method\";"
 	start_vsched
 
 	spawn "$VS_BIN/spin" -t 2 -d 30
@@ -127,6 +152,8 @@ one_run() {
 	for i in "${!TASKS[@]}"; do
 		thread_attrs /proc/"${TASKS[$i]}" || fail "task ${TASKS[$i]} is gone"
 		ORIG[i]="$A_POL $A_PRIO $A_CPUS"
+		freezer_of "${TASKS[$i]}"
+		ORIG_CG[i]=$F
 	done
 	[ "${ORIG[1]}" = "0 0 0" ] || fail "B should start on CPU 0 only: ${ORIG[1]}"
 	[ "${ORIG[2]%% *}" = 3 ] || fail "C should start as SCHED_BATCH: ${ORIG[2]}"
@@ -143,6 +170,19 @@ one_run() {
 	done
 	all_changed || fail "vsched did not pin the tasks within 2 s"
 	read -r -t 0.2 -u "$SLEEPFD" || true # let it dispatch (raise, park) for a while
+	# Which parking is tested: A (stop) is in a freezer cgroup of vsched's when it uses one.
+	freezer_of "${TASKS[0]}"
+	case $F in
+	*/vsched."${TASKS[0]}") parking=freezer ;;
+	*) parking=signal ;;
+	esac
+	if [ "$method" = signal ] && [ "$parking" != signal ]; then
+		fail "$label: stop_method signal, but A is in $F"
+	fi
+	if [ "$method" = auto ] && [ "$parking" = signal ] &&
+		grep -q 'stop parking: freezer' "$TMP/vsched.log"; then
+		fail "$label: vsched uses a freezer but A is not in a cgroup of its own ($F)"
+	fi
 
 	g=$(guardian_of "$VSCHED_PID")
 	[ -n "$g" ] || echo "note: guardian pid not found (no /proc/PID/task/TID/children?)"
@@ -165,6 +205,7 @@ one_run() {
 	# Poll at SCHED_FIFO 1 (below vsched's 98/99): the restored spin tasks must not delay
 	# the observer. It sleeps between polls and is set back right after.
 	chrt -f -p 1 $BASHPID
+	local vpid=$VSCHED_PID
 	now_us
 	t0=$NOW
 	kill -"$sig" "$VSCHED_PID"
@@ -209,9 +250,14 @@ one_run() {
 	if { [ "$sig" = KILL ] || [ "$sig" = SEGV ]; } && [ "$by" != guardian ]; then
 		fail "$label: the guardian did not report a restore"
 	fi
-	echo "restore $label us=$us guardian_us=${gus:--} by=$by vsched_status=$status"
-	pass "$label: 3 tasks restored (policy, priority, CPUs, running) in" \
-		"$((us / 1000)).$(printf %03d $((us % 1000))) ms by $by (goal 100 ms)"
+	# Nothing of vsched's is left in the freezer hierarchy: task cgroups and its sentinel.
+	local left
+	left=$(find /sys/fs/cgroup -maxdepth 4 -type d \( -name "vsched.${TASKS[0]}" -o \
+		-name "vsched.${TASKS[2]}" -o -name "vsched.sentinel.$vpid" \) 2>/dev/null || true)
+	[ -z "$left" ] || fail "$label: cgroups left behind: $left"
+	echo "restore $label us=$us guardian_us=${gus:--} by=$by vsched_status=$status parking=$parking"
+	pass "$label: 3 tasks restored (policy, priority, CPUs, running, out of the freezer) in" \
+		"$((us / 1000)).$(printf %03d $((us % 1000))) ms by $by (goal 100 ms; parking $parking)"
 
 	# End this round's tasks and forget their pids.
 	for i in "${TASKS[@]}"; do

@@ -119,7 +119,8 @@ static void test_all_keys(void **state)
 	                           "min_period = \"500us\";\nmin_slice = \"20us\";\n"
 	                           "park = \"idle\";\nplacement = \"first-fit\";\n"
 	                           "endpoint = \"ipc:///tmp/x.sock\";\nendpoint_mode = \"0660\";\n"
-	                           "max_tasks = 4096;\n",
+	                           "max_tasks = 4096;\nstop_method = \"signal\";\n"
+	                           "perf_events = \"off\";\nselftest = \"off\";\n",
 	                           &c, why, sizeof(why)),
 	                 0);
 	assert_int_equal(c.ncpus, 1);
@@ -133,6 +134,9 @@ static void test_all_keys(void **state)
 	assert_string_equal(c.endpoint, "ipc:///tmp/x.sock");
 	assert_int_equal(c.endpoint_mode, 0660);
 	assert_int_equal(c.max_tasks, 4096);
+	assert_int_equal(c.stop_method, STOP_SIGNAL);
+	assert_false(c.perf_events);
+	assert_false(c.selftest_at_start);
 }
 
 static void test_cpus_sorted(void **state)
@@ -180,6 +184,10 @@ static void test_bad_values_refused(void **state)
 	    {"park = \"sleep\";", "park"},
 	    {"park = 0;", "park"},
 	    {"placement = \"best-fit\";", "placement"},
+	    {"stop_method = \"sigstop\";", "stop_method"},
+	    {"stop_method = 1;", "stop_method"},
+	    {"perf_events = \"on\";", "perf_events"},
+	    {"selftest = true;", "selftest"},
 	    {"endpoint = \"\";", "endpoint"},
 	    {"endpoint = \"api.sock\";", "endpoint"},
 	    {"endpoint = 5;", "endpoint"},
@@ -299,7 +307,10 @@ static void test_print_text(void **state)
 	                         "placement = \"worst-fit\";\n"
 	                         "endpoint = \"ipc:///run/vsched/api.sock\";\n"
 	                         "endpoint_mode = \"0600\";\n"
-	                         "max_tasks = 256;\n");
+	                         "max_tasks = 256;\n"
+	                         "stop_method = \"auto\";\n"
+	                         "perf_events = \"auto\";\n"
+	                         "selftest = \"start\";\n");
 	free(buf);
 }
 

@@ -244,9 +244,17 @@ static void test_request_bad_ranges(void **state)
 	char why[128];
 	q = sample_request(VSP_ADD);
 	int len = encode(&q, buf);
-	buf[4 + 10] = 1;
+	buf[4 + 11] = 1;
 	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
 	assert_non_null(strstr(why, "padding"));
+	buf[4 + 11] = 0;
+	/* anchor: 0 epoch, 1 wakeup, nothing else */
+	buf[4 + 10] = 2;
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "anchor"));
+	buf[4 + 10] = 1;
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), 0);
+	assert_int_equal(back.anchor, VSP_ANCHOR_WAKEUP);
 	buf[4 + 10] = 0;
 	/* nwin 0 and 9 are refused before the length is even considered */
 	buf[4 + 9] = 0;
@@ -275,6 +283,7 @@ static struct vsp_task_stat sample_stat(int i)
 	    .pid = 1000 + i,
 	    .cpu = i % 2,
 	    .park = (uint8_t)(i % 2),
+	    .anchor = (uint8_t)(i % 2),
 	    .nthreads = 3 + (uint32_t)i,
 	    .resv = {(10 + (uint64_t)i) * MS, MS, 5 * MS, 0},
 	    .managed_ns = 123456789012ULL + (uint64_t)i,
@@ -298,7 +307,7 @@ static void test_reply_round_trip_list(void **state)
 	for (int i = 0; i < 5; i++)
 		tasks[i] = sample_stat(i);
 	strcpy(rep.msg, "5 tasks");
-	size_t want = 4 + 4 + 2 + 7 + 4 + 5 * VSP_STAT_WIRE;
+	size_t want = 4 + 4 + 2 + 7 + 4 + 5 * VSP_STAT_WIRE + 1;
 	assert_int_equal(vsp_reply_size(&rep), want);
 	int len = vsp_encode_reply(&rep, buf, sizeof(buf));
 	assert_int_equal(len, (int)want);
@@ -312,6 +321,7 @@ static void test_reply_round_trip_list(void **state)
 		assert_int_equal(b->pid, a->pid);
 		assert_int_equal(b->cpu, a->cpu);
 		assert_int_equal(b->park, a->park);
+		assert_int_equal(b->anchor, a->anchor);
 		assert_int_equal(b->nthreads, a->nthreads);
 		assert_memory_equal(&b->resv, &a->resv, sizeof(a->resv));
 		assert_int_equal(b->managed_ns, a->managed_ns);
@@ -334,7 +344,7 @@ static void test_reply_error_no_tasks(void **state)
 	memset(rep.msg, 'x', VSP_MSG_MAX);
 	rep.msg[VSP_MSG_MAX] = '\0';
 	int len = vsp_encode_reply(&rep, buf, sizeof(buf));
-	assert_int_equal(len, 4 + 10 + VSP_MSG_MAX);
+	assert_int_equal(len, 4 + 10 + VSP_MSG_MAX + 1);
 	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &back, why, sizeof(why)), 0);
 	assert_int_equal(back.status, -EBUSY);
 	assert_int_equal(strlen(back.msg), VSP_MSG_MAX);
@@ -601,7 +611,7 @@ static void test_reply_windows(void **state)
 	t[0].win[2] = (struct vsp_resv){100 * MS, 25 * MS, 25 * MS, 70 * MS};
 	t[1].resv = (struct vsp_resv){10 * MS, 1 * MS, 10 * MS, 0}; /* nwin 0: one window */
 	strcpy(rep.msg, "2 tasks");
-	size_t want = 4 + 10 + 7 + 2 * VSP_STAT_WIRE + 2 * 32;
+	size_t want = 4 + 10 + 7 + 2 * VSP_STAT_WIRE + 2 * 32 + 1;
 	assert_int_equal(vsp_reply_size(&rep), want);
 	int len = vsp_encode_reply(&rep, buf, sizeof(buf));
 	assert_int_equal(len, (int)want);
@@ -632,9 +642,78 @@ static void test_reply_windows(void **state)
 	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &back, why, sizeof(why)), -EBADMSG);
 }
 
+/* INFO and SELFTEST are header-only requests; the reply's node info block round-trips. */
+static void test_info_round_trip(void **state)
+{
+	struct vsp_request q = {.type = VSP_INFO}, back;
+	struct vsp_reply rep = {.status = 0, .has_info = 1}, got;
+	uint8_t buf[1024];
+	char why[128];
+	int len;
+	(void)state;
+
+	len = encode(&q, buf);
+	assert_int_equal(len, 4);
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), 0);
+	assert_int_equal(back.type, VSP_INFO);
+	q.type = VSP_SELFTEST;
+	len = encode(&q, buf);
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), 0);
+	assert_int_equal(back.type, VSP_SELFTEST);
+
+	strcpy(rep.msg, "node info");
+	rep.info = (struct vsp_node_info){.ncpus = 2,
+	                                  .cap_ppm = 850000,
+	                                  .ntasks = 3,
+	                                  .stop_method = VSP_STOP_FREEZER_V1,
+	                                  .perf = 1,
+	                                  .selftest = VSP_SELFTEST_DONE,
+	                                  .nprobe = 2,
+	                                  .min_period_ns = 1 * MS,
+	                                  .selftest_at = 1234567890123456789ULL};
+	rep.info.probe[0] = (struct vsp_probe){500000, 600, 40};
+	rep.info.probe[1] = (struct vsp_probe){1 * MS, 300, 0};
+	len = vsp_encode_reply(&rep, buf, sizeof(buf));
+	assert_int_equal(len, 4 + 10 + 9 + 1 + VSP_INFO_WIRE);
+	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &got, why, sizeof(why)), 0);
+	assert_int_equal(got.has_info, 1);
+	assert_memory_equal(&got.info, &rep.info, sizeof(rep.info));
+	/* a bad field, a wrong count, a short block: refused */
+	buf[4 + 10 + 9 + 1 + 12] = 7; /* stop_method */
+	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &got, why, sizeof(why)), -EINVAL);
+	buf[4 + 10 + 9 + 1 + 12] = 1;
+	buf[4 + 10 + 9] = 2; /* ninfo */
+	assert_int_equal(vsp_decode_reply(buf, (size_t)len, &got, why, sizeof(why)), -EBADMSG);
+	buf[4 + 10 + 9] = 1;
+	assert_int_equal(vsp_decode_reply(buf, (size_t)len - 1, &got, why, sizeof(why)), -EBADMSG);
+}
+
+/* anchor wakeup takes exactly one window */
+static void test_anchor_windows(void **state)
+{
+	struct vsp_request q = sample_request(VSP_SET), back;
+	uint8_t buf[VSP_MAX_FRAME];
+	char why[128];
+	int len;
+	(void)state;
+
+	q.anchor = VSP_ANCHOR_WAKEUP;
+	len = encode(&q, buf);
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), 0);
+	assert_int_equal(back.anchor, VSP_ANCHOR_WAKEUP);
+	q.nwin = 2;
+	q.win[0] = (struct vsp_resv){10 * MS, 1 * MS, 2 * MS, 0};
+	q.win[1] = (struct vsp_resv){10 * MS, 1 * MS, 2 * MS, 5 * MS};
+	len = encode(&q, buf);
+	assert_int_equal(vsp_decode_request(buf, (size_t)len, &back, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "one window"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_info_round_trip),
+	    cmocka_unit_test(test_anchor_windows),
 	    cmocka_unit_test(test_request_round_trip),
 	    cmocka_unit_test(test_windows_round_trip),
 	    cmocka_unit_test(test_windows_bad),

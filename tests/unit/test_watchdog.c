@@ -258,7 +258,7 @@ static _Noreturn void fake_vsched(const struct scenario *sc, const struct run *r
 		    proc_stat(v, NULL, &st) < 0)
 			fake_fail(rep_fd, &r, "reading victim");
 		saved.priority = p.sched_priority;
-		if (watchdog_track(wd, v, st + sc->starttime_delta, &saved) < 0)
+		if (watchdog_track(wd, v, st + sc->starttime_delta, &saved, FREEZER_NONE) < 0)
 			fake_fail(rep_fd, &r, "watchdog_track");
 		if (sched_setaffinity(v, sizeof(pin), &pin) < 0 ||
 		    sched_setscheduler(v, SCHED_FIFO, &fifo) < 0)
@@ -590,17 +590,19 @@ static void test_track_bounds(void **state)
 	assert_non_null(wd);
 	assert_true(watchdog_pid(wd) > 0);
 	assert_int_equal(watchdog_check(wd), 0);
-	assert_int_equal(watchdog_track(wd, getpid(), 0, &saved), -1); /* no start time */
-	assert_int_equal(watchdog_track(wd, 0, st, &saved), -1);       /* bad pid */
-	assert_int_equal(watchdog_track(wd, getpid(), st, NULL), -1);
-	s0 = watchdog_track(wd, getpid(), st, &saved);
-	s1 = watchdog_track(wd, getpid(), st, &saved);
+	assert_int_equal(watchdog_track(wd, getpid(), 0, &saved, FREEZER_NONE),
+	                 -1);                                                  /* no start time */
+	assert_int_equal(watchdog_track(wd, 0, st, &saved, FREEZER_NONE), -1); /* bad pid */
+	assert_int_equal(watchdog_track(wd, getpid(), st, NULL, FREEZER_NONE), -1);
+	s0 = watchdog_track(wd, getpid(), st, &saved, FREEZER_NONE);
+	s1 = watchdog_track(wd, getpid(), st, &saved, FREEZER_NONE);
 	assert_true(s0 >= 0 && s1 >= 0 && s0 != s1);
-	assert_int_equal(watchdog_track(wd, getpid(), st, &saved), -1); /* full */
+	assert_int_equal(watchdog_track(wd, getpid(), st, &saved, FREEZER_NONE), -1); /* full */
 	watchdog_untrack(wd, s0);
 	watchdog_untrack(wd, -1); /* out of range: ignored */
 	watchdog_untrack(wd, 2);
-	assert_int_equal(watchdog_track(wd, getpid(), st, &saved), s0); /* slot reused */
+	assert_int_equal(watchdog_track(wd, getpid(), st, &saved, FREEZER_NONE),
+	                 s0); /* slot reused */
 	watchdog_untrack(wd, s0);
 	watchdog_untrack(wd, s1);
 	watchdog_stop(&wd);

@@ -1,0 +1,85 @@
+#!/bin/bash
+# Deadline misses of a periodic job that sleeps between jobs: vsched with both anchors and
+# both park policies against SCHED_DEADLINE, release phases swept over the period.
+#
+#   VS_BIN=build/bin VS_SRC=. bench/sched_sleep.sh [OUT]
+#
+# The job (bench_periodic): JOB = 2/3 of the slice of its own CPU time every period P,
+# released on an absolute timer (an overrun is not forgiven: a late job makes the next one
+# late too) at phase PH × P after vsched's epoch, with a second thread that only sleeps (as
+# most real programs have); its deadline is its release + P. Reservation: slice = 30 % of P
+# (the issue's 300 us / 1 ms with a 200 us job, scaled).
+#   deadline  : bench_periodic -D SLICE runs its job thread under SCHED_DEADLINE itself
+#   vsched    : `vschedctl run --period P --slice S --cpu $BENCH_TASK_CPU --park PARK
+#               --anchor ANCHOR -- bench_periodic ...`, for PARK in stop idle and ANCHOR in
+#               epoch wakeup; vsched's epoch is set to a whole second, the job's anchor too,
+#               so PH is its phase against vsched's windows.
+# Periods BENCH_PERIODS_US (100 ms 10 ms 1 ms), phases SLEEP_PHASES (percent of the period;
+# default 2 25 50 75 98: just after and just before a window starts, and between), run
+# lengths 1.5 s at 1 ms, 2 s at 10 ms, 4 s at 100 ms (first 200 ms not counted).
+#
+# Raw lines to OUT (default $TMP/sleep.raw):
+#   sleep SIDE PERIOD_US PHASE_PCT jobs=.. misses=.. miss_pct=.. resp_med_us=.. ...
+# SIDE: deadline, vsched-stop-epoch, vsched-stop-wakeup, vsched-idle-epoch,
+# vsched-idle-wakeup. Bounded: about 3 minutes with the defaults.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=sched_lib.sh
+source "$here/sched_lib.sh"
+
+OUT=${1:-$TMP/sleep.raw}
+PHASES=${SLEEP_PHASES:-"2 25 50 75 98"}
+SIDES=${SLEEP_SIDES:-"deadline vsched-stop-epoch vsched-stop-wakeup vsched-idle-epoch vsched-idle-wakeup"}
+need_root
+[ -x "$VS_BIN/bench_periodic" ] || skip "bench_periodic not built"
+"$VS_BIN/bench_periodic" -p 10000 -j 100 -d 1 -D 1000 -w 0 >/dev/null 2>&1 ||
+	skip "SCHED_DEADLINE not permitted here"
+write_config 'park = "stop";'
+start_vsched
+: >"$OUT"
+EPOCH=$((($(date +%s) + 1) * 1000000000))
+ctl epoch "$EPOCH" >/dev/null
+sleep 1.1
+
+secs() { if [ "$1" -ge 100000 ]; then echo 4; elif [ "$1" -ge 10000 ]; then echo 2; else echo 2; fi; }
+
+run_one() { # SIDE P_US PHASE_PCT
+	local side=$1 p=$2 ph=$3 s j d out park anchor
+	s=$(slice_us "$p" 30)
+	j=$((s * 2 / 3))
+	d=$(secs "$p")
+	local args=(-p "$p" -j "$j" -d "$d" -a "$EPOCH" -P $((p * ph / 100)) -x)
+	if [ "$side" = deadline ]; then
+		out=$(timeout $((d + 20)) "$VS_BIN/bench_periodic" "${args[@]}" -D "$s" 2>&1 | tail -1) || true
+	else
+		park=${side#vsched-}
+		anchor=${park#*-}
+		park=${park%-*}
+		out=$(timeout $((d + 20)) "$VS_BIN/vschedctl" -s "$ENDPOINT" run --period "${p}us" \
+			--slice "${s}us" --cpu "$BENCH_TASK_CPU" --park "$park" --anchor "$anchor" -- \
+			"$VS_BIN/bench_periodic" "${args[@]}" 2>&1 | tail -1) || true
+	fi
+	case $out in jobs=*) ;; *) out="jobs=- misses=- miss_pct=- failed: $out" ;; esac
+	echo "sleep $side $p $ph $out" >>"$OUT"
+}
+
+for p in $BENCH_PERIODS_US; do
+	for ph in $PHASES; do
+		for side in $SIDES; do
+			run_one "$side" "$p" "$ph"
+		done
+	done
+done
+echo "# $(machine_note)" >>"$OUT"
+
+# Summary: worst and median miss % over the phases, per side and period.
+printf '%-20s %-7s %-9s %-9s %s\n' SIDE PERIOD "MISS% MAX" "MISS% MED" "per phase"
+awk '$1 == "sleep" {
+	split($5, a, "="); split($7, m, "="); k = $2 " " $3
+	v[k] = v[k] " " $4 "%:" m[2]; if (m[2] != "-") { n[k]++; s[k, n[k]] = m[2]; if (m[2] + 0 > mx[k] + 0 || mx[k] == "") mx[k] = m[2] } }
+END { for (k in v) { split(k, kk, " ")
+	# median by insertion sort
+	c = n[k]; for (i = 1; i <= c; i++) x[i] = s[k, i] + 0
+	for (i = 2; i <= c; i++) { t = x[i]; j = i - 1; while (j >= 1 && x[j] > t) { x[j + 1] = x[j]; j-- } x[j + 1] = t }
+	med = c ? (c % 2 ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2) : "-"
+	printf "%-20s %-7s %-9s %-9s%s\n", kk[1], kk[2] / 1000 "ms", mx[k] == "" ? "-" : mx[k], med, v[k] } }' "$OUT" | sort

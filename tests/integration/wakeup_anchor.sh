@@ -1,0 +1,49 @@
+#!/bin/bash
+# wakeup_anchor.sh: a wake-up-anchored reservation (CBS) never gives a task more than its
+# slice per period, however often the task wakes, and still serves it.
+# Outcome checked: a greedy task that wants 80 % of a CPU but sleeps 80 times per period
+# (bench_periodic: 8 ms of CPU per 10 ms in 80 pieces, 20 us of sleep between them), under
+# --anchor wakeup --park stop with 2 ms / 10 ms, receives at most 20 % + 1 point of a CPU
+# over the run and at most two slices (+ 0.5 ms) in any 10 ms (the end of one job and the
+# start of the next), and at least 15 %; once single-threaded (perf enforcer, kernel stop)
+# and once with a sleeping second thread (dispatcher-timed budget ends, freezer or signals).
+# Then the same task is moved to --anchor epoch and back with `task set` (both hold).
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -x "$VS_BIN/bench_periodic" ] || skip "bench_periodic not built"
+start_vsched
+
+greedy() { # LABEL EXTRA_ARGS...: prints cpu_pct and cpu_win_max_us of a greedy run
+	local label=$1 out
+	shift
+	out=$("$VS_BIN/vschedctl" -s "$ENDPOINT" run --period 10ms --slice 2ms --cpu 1 --park stop \
+		--anchor wakeup -- "$VS_BIN/bench_periodic" -p 10000 -j 8000 -k 80 -s 20 -d 4 -w 500 "$@") ||
+		fail "$label: vschedctl run failed: $out"
+	CPU=$(sed -n 's/.*cpu_pct=\([0-9.]*\).*/\1/p' <<<"$out")
+	WIN=$(sed -n 's/.*cpu_win_max_us=\([0-9.]*\).*/\1/p' <<<"$out")
+	[ -n "$CPU" ] && [ -n "$WIN" ] || fail "$label: no figures in '$out'"
+	echo "$label: cpu ${CPU}% of a CPU, at most ${WIN} us in any 10 ms"
+	within "$CPU" 15 21 || fail "$label: greedy sleeper got $CPU %, want 15..21 (slice 20 %)"
+	within "$WIN" 0 4500 || fail "$label: $WIN us in one 10 ms, want <= 2 slices + 0.5 ms"
+}
+
+greedy "one thread"
+greedy "two threads" -x
+pass "wake-up anchor: a task waking 80 times per period held to its slice (one and two threads)"
+
+# The anchor follows `task set`; the reservation holds either way.
+spawn "$VS_BIN/bench_periodic" -p 10000 -j 8000 -k 80 -s 20 -d 5 -w 0
+p=$SPAWNED
+ctl task add "$p" --period 10ms --slice 2ms --cpu 1 --park stop --anchor wakeup >/dev/null ||
+	fail "task add --anchor wakeup refused"
+ctl task list --json | jq -e --argjson p "$p" '.[] | select(.pid == $p) | .anchor == "wakeup"' \
+	>/dev/null || fail "task list does not show anchor wakeup"
+ctl task set "$p" --period 10ms --slice 2ms --anchor epoch >/dev/null || fail "task set --anchor epoch"
+ctl task list --json | jq -e --argjson p "$p" '.[] | select(.pid == $p) | .anchor == "epoch"' \
+	>/dev/null || fail "task list does not show anchor epoch after set"
+s=$(share "$p" 1)
+within "$s" 15 21 || fail "epoch anchor after set: $s %, want 15..21"
+ctl task set "$p" --period 10ms --slice 2ms --anchor wakeup >/dev/null || fail "task set --anchor wakeup"
+s2=$(share "$p" 1)
+within "$s2" 15 21 || fail "wakeup anchor after set: $s2 %, want 15..21"
+pass "anchor changed with task set: epoch $s %, wakeup $s2 %"

@@ -1,0 +1,268 @@
+/*
+ * vsched/freezer.c: `stop` parking through the cgroup freezer — one write per park or
+ * unpark per process, whatever its number of threads.
+ *
+ * Why: SIGSTOP/SIGCONT wake every thread of a process (each must enter the group stop
+ * itself), and that CPU is charged to the reservation; a frozen thread that was asleep is
+ * never woken (the kernel moves a freezable sleep straight to TASK_FROZEN and back) and a
+ * wake-up that arrives while frozen is kept for the thaw. Measured here: ~4-5 µs per write,
+ * the same as one signal.
+ *
+ * How: each task gets its own cgroup, a child of the one it is in: <cur>/vsched.<pid>
+ * (so every limit of <cur> still applies, and the way back is the parent directory). The
+ * process (all its threads, and threads it creates later) is moved there, parked by writing
+ * FROZEN/THAWED to freezer.state (cgroup v1 freezer hierarchy) or 1/0 to cgroup.freeze
+ * (cgroup v2), and given back by thawing, moving every process of the cgroup to the parent
+ * and removing the directory (freezer_detach; the watchdog does the same after a crash,
+ * from /proc/PID/cgroup alone).
+ *
+ * v1 only: freezing a cgroup while no other is frozen switches a kernel static key, which
+ * patches kernel text on every CPU (2.7-4.5 ms per write here). A sentinel — an empty cgroup
+ * vsched.sentinel.<vsched pid> kept frozen while vsched runs — keeps the key on, so every
+ * park is a plain write.
+ *
+ * Everything but freezer_set runs on the API thread or in the guardian; freezer_set is one
+ * pwrite(), dispatcher-safe.
+ */
+#include "vsched.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define CG_PREFIX "vsched."
+
+/*
+ * True when the /proc/self/mountinfo line (modified) mounts the hierarchy of kind; fills
+ * fz->mnt and fz->mroot. Fields: id parent maj:min root mountpoint opts... - fstype source
+ * superopts.
+ */
+static bool mount_matches(char *line, int kind, struct freezer *fz)
+{
+	char *f[32], *save = NULL, *tok;
+	int n = 0, sep = -1;
+
+	for (tok = strtok_r(line, " \n", &save); tok && n < 32; tok = strtok_r(NULL, " \n", &save))
+		f[n++] = tok;
+	for (int i = 5; i < n && sep < 0; i++)
+		if (strcmp(f[i], "-") == 0)
+			sep = i;
+	if (sep < 0 || sep + 1 >= n)
+		return false;
+	if (kind == FREEZER_V2 ? strcmp(f[sep + 1], "cgroup2") != 0
+	                       : strcmp(f[sep + 1], "cgroup") != 0 || sep + 3 >= n ||
+	                             strstr(f[sep + 3], "freezer") == NULL)
+		return false;
+	if (strlen(f[4]) >= sizeof(fz->mnt) || strlen(f[3]) >= sizeof(fz->mroot))
+		return false;
+	snprintf(fz->mnt, sizeof(fz->mnt), "%s", f[4]);
+	snprintf(fz->mroot, sizeof(fz->mroot), "%s", strcmp(f[3], "/") == 0 ? "" : f[3]);
+	fz->kind = kind;
+	return true;
+}
+
+int freezer_find(struct freezer *fz, int kind)
+{
+	char line[1024];
+	FILE *f;
+
+	memset(fz, 0, sizeof(*fz));
+	fz->kind = FREEZER_NONE;
+	fz->sentinel_fd = -1;
+	if (kind != FREEZER_V1 && kind != FREEZER_V2)
+		return -1;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (mount_matches(line, kind, fz))
+			break;
+	fclose(f);
+	return fz->kind == kind ? 0 : -1;
+}
+
+/*
+ * The cgroup of pid in the hierarchy of fz, as a directory path, into buf. Returns 0, or -1
+ * when pid is gone or not below the mount's root.
+ */
+static int cgroup_dir(const struct freezer *fz, pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[PATH_MAX + 64], *p = NULL;
+	size_t rl = strlen(fz->mroot);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!p && fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		bool hit = fz->kind == FREEZER_V2 ? strcmp(line, "0") == 0 && c1 + 1 == c2
+		                                  : strstr(c1 + 1, "freezer") != NULL;
+		if (hit)
+			p = c2 + 1;
+	}
+	fclose(f);
+	if (!p)
+		return -1;
+	p[strcspn(p, "\n")] = '\0';
+	if (strncmp(p, fz->mroot, rl) != 0 || (p[rl] != '/' && p[rl] != '\0'))
+		return -1;
+	if ((size_t)snprintf(buf, len, "%s%s", fz->mnt, p + rl) >= len)
+		return -1;
+	/* the root cgroup: no trailing "/" */
+	if (strcmp(buf + strlen(buf) - 1, "/") == 0)
+		buf[strlen(buf) - 1] = '\0';
+	return 0;
+}
+
+static int write_str(const char *dir, const char *file, const char *s)
+{
+	char path[PATH_MAX];
+	int fd, rc = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static const char *state_file(int kind)
+{
+	return kind == FREEZER_V2 ? "cgroup.freeze" : "freezer.state";
+}
+
+int freezer_set(int state_fd, int kind, bool frozen)
+{
+	const char *s = kind == FREEZER_V2 ? (frozen ? "1" : "0") : (frozen ? "FROZEN" : "THAWED");
+
+	return pwrite(state_fd, s, strlen(s), 0) < 0 ? -errno : 0;
+}
+
+int freezer_sentinel_start(struct freezer *fz)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+
+	if (fz->kind != FREEZER_V1)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/%ssentinel.%d", fz->mnt, CG_PREFIX, (int)getpid());
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%s", dir, state_file(fz->kind));
+	fz->sentinel_fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fz->sentinel_fd < 0 || freezer_set(fz->sentinel_fd, fz->kind, true) < 0) {
+		int e = errno;
+		if (fz->sentinel_fd >= 0)
+			close(fz->sentinel_fd);
+		fz->sentinel_fd = -1;
+		rmdir(dir);
+		return -e;
+	}
+	return 0;
+}
+
+void freezer_sentinel_remove(const struct freezer *fz, pid_t owner)
+{
+	char dir[PATH_MAX];
+
+	if (fz->kind != FREEZER_V1)
+		return;
+	snprintf(dir, sizeof(dir), "%s/%ssentinel.%d", fz->mnt, CG_PREFIX, (int)owner);
+	write_str(dir, state_file(fz->kind), "THAWED");
+	rmdir(dir);
+}
+
+int freezer_attach(const struct freezer *fz, pid_t pid, char *dir, size_t dirlen, int *state_fd)
+{
+	char cur[PATH_MAX], path[PATH_MAX + 32], pidbuf[24];
+	int rc;
+
+	*state_fd = -1;
+	if (cgroup_dir(fz, pid, cur, sizeof(cur)) < 0)
+		return -ESRCH;
+	if ((size_t)snprintf(dir, dirlen, "%s/%s%d", cur, CG_PREFIX, (int)pid) >= dirlen)
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	rc = write_str(dir, "cgroup.procs", pidbuf);
+	if (rc == 0) {
+		snprintf(path, sizeof(path), "%s/%s", dir, state_file(fz->kind));
+		*state_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (*state_fd < 0)
+			rc = -errno;
+	}
+	if (rc) {
+		write_str(cur, "cgroup.procs", pidbuf);
+		rmdir(dir);
+	}
+	return rc;
+}
+
+/* Moves every process listed in dir/cgroup.procs to parent. Returns how many were listed. */
+static int move_all(const char *dir, const char *parent)
+{
+	char path[PATH_MAX + 16], line[32];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		write_str(parent, "cgroup.procs", line);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+int freezer_release(const struct freezer *fz, const char *dir)
+{
+	char parent[PATH_MAX], *slash;
+	int rc;
+
+	if (strlen(dir) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	strcpy(parent, dir);
+	slash = strrchr(parent, '/');
+	if (!slash || strncmp(slash + 1, CG_PREFIX, strlen(CG_PREFIX)) != 0)
+		return -EINVAL;
+	*slash = '\0';
+	rc = write_str(dir, state_file(fz->kind), fz->kind == FREEZER_V2 ? "0" : "THAWED");
+	/* Twice: a process forked while the others were moved goes in the second pass. */
+	for (int pass = 0; pass < 2 && move_all(dir, parent) > 0; pass++)
+		;
+	if (rmdir(dir) < 0 && errno != ENOENT && !rc)
+		rc = -errno;
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int freezer_detach(const struct freezer *fz, pid_t pid)
+{
+	char dir[PATH_MAX], name[32], *slash;
+
+	if (cgroup_dir(fz, pid, dir, sizeof(dir)) < 0)
+		return -ESRCH;
+	snprintf(name, sizeof(name), "/%s%d", CG_PREFIX, (int)pid);
+	slash = strrchr(dir, '/');
+	if (!slash || strcmp(slash, name) != 0)
+		return 0; /* not in a cgroup of ours (moved by someone else): leave it */
+	return freezer_release(fz, dir);
+}

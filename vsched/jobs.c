@@ -1,0 +1,225 @@
+/*
+ * vsched/jobs.c: the job sequence of one reservation window — when jobs are released, what
+ * they are owed, when they end, and how they are accounted. Pure but for the task's
+ * accounting counters (relaxed atomics): no clock reads, no syscalls; the dispatcher passes
+ * the time and the CPU time it measured (dispatch.c).
+ *
+ * Two anchors (enum vsp_anchor):
+ *  - epoch (DESIGN.md §2): job k is released at epoch + phase + k·T and owed slice by its
+ *    deadline, release + D. A job (re)built inside its window (task added, reservation
+ *    changed, epoch moved) is owed slice·(deadline − now)/D: density is kept.
+ *  - wakeup (CBS, Abeni & Buttazzo 1998; the rule SCHED_DEADLINE uses): a job is released
+ *    when the task runs again after its last job ended — the wake-up t — with deadline
+ *    t + D and slice owed. A job that used its whole budget is throttled until release + T
+ *    and then replenished (next job released there, or now if that is more than a period
+ *    ago: lost time is not paid back as a burst). A job whose deadline passes with budget
+ *    left ends (the task blocked, or the CPU was overloaded) and the window turns dormant:
+ *    no job until the task uses CPU again. Bandwidth: jobs are released at least T apart,
+ *    each gets at most slice (minus the previous job's overrun), and its CPU is used after
+ *    its release (a dormant task's first CPU time is counted in the job it starts) — so the
+ *    task never receives more than slice per period, however often it wakes.
+ *    The wake-up is seen as CPU time used while dormant: t = now − used (the latest time
+ *    the task can have started running: a safe choice, never an earlier release).
+ *
+ * Accounting, per job at its deadline: periods += 1; a miss when it ended owing more than
+ * thr although the task never blocked while it could run (a blocked task declined its CPU);
+ * lateness: the CPU time still owed then. CPU a job used beyond its budget (the stop came
+ * late) is taken from the next job's budget, at most one slice, so the long-run share is
+ * slice/period.
+ */
+#include "vsched.h"
+
+#define JOB_COST_DIV 32 /* scheduler cost allowed in a job with no slack: D / this */
+#define JOB_LOST_MAX (1 * NSEC_PER_MSEC) /* start latency forgiven per job, at most */
+#define JOB_FAR      (1ULL << 62)
+
+static void acct_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+static void acct_miss(struct task_acct *a, uint64_t owed, uint64_t n)
+{
+	acct_add(&a->misses, n);
+	acct_add(&a->lateness_total_ns, owed * n);
+	/* Single writer (the dispatcher of the task's CPU): load + store is enough. */
+	if (owed > atomic_load_explicit(&a->lateness_max_ns, memory_order_relaxed))
+		atomic_store_explicit(&a->lateness_max_ns, owed, memory_order_relaxed);
+}
+
+/*
+ * Ends the current job at its deadline: a period, and a miss if it was short by more than
+ * thr and did not block. CPU time the window could not offer because of the scheduler
+ * itself — the job started after its release (wake-up latency) and vsched's own work
+ * inside the window (D / JOB_COST_DIV) — beyond the job's slack (D − slice), at most
+ * JOB_LOST_MAX, is not counted as owed: a full window (slice = D) would otherwise miss by
+ * that much in every job.
+ */
+static void job_close(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r,
+                      const struct job_ctx *c)
+{
+	uint64_t owed = wr->budget > wr->used ? wr->budget - wr->used : 0;
+	uint64_t slack = r->deadline - r->slice;
+
+	if (wr->first_raise && mono_before(wr->release, wr->first_raise)) {
+		uint64_t delay = wr->first_raise - wr->release;
+		uint64_t cost = (wr->deadline - wr->release) / JOB_COST_DIV;
+		uint64_t lost = delay + cost > slack ? delay + cost - slack : 0;
+
+		if (lost > JOB_LOST_MAX)
+			lost = JOB_LOST_MAX;
+		owed = owed > lost ? owed - lost : 0;
+	}
+	acct_add(&a->periods, 1);
+	if (owed > c->thr && !wr->blocked_in_job && !c->exited)
+		acct_miss(a, owed, 1);
+	wr->closed = true;
+}
+
+/* Starts a job released at rel, owed budget. */
+static void job_open(struct win_run *wr, const struct vsp_resv *r, mono_ns rel, uint64_t budget)
+{
+	wr->release = rel;
+	wr->deadline = rel + r->deadline;
+	wr->next_release = rel + r->period;
+	wr->budget = budget;
+	wr->used = 0;
+	wr->blocked_in_job = false;
+	wr->closed = false;
+	wr->dormant = false;
+	wr->first_raise = 0;
+}
+
+/*
+ * The overrun of the job that ended, to be taken from the next one (at most a slice); none
+ * when a perf enforcer carries it (its counter runs on from the overrun).
+ */
+static uint64_t job_debt(const struct win_run *wr, const struct vsp_resv *r,
+                         const struct job_ctx *c)
+{
+	uint64_t debt = wr->used > wr->budget ? wr->used - wr->budget : 0;
+
+	return c->no_debt ? 0 : debt > r->slice ? r->slice : debt;
+}
+
+/* Epoch anchor: (re)builds the job holding now; the budget is prorated inside the window. */
+static void epoch_build(struct win_run *wr, const struct vsp_resv *r, const struct job_ctx *c)
+{
+	struct edf_job j;
+
+	edf_window(r, c->epoch, c->now, &j);
+	job_open(wr, r, j.release, r->slice);
+	if (!mono_before(c->now, j.release) && mono_before(c->now, j.deadline)) {
+		double left = (double)(j.deadline - c->now) / (double)r->deadline;
+		wr->budget = (uint64_t)((double)r->slice * (left < 1 ? left : 1));
+	} else if (!mono_before(c->now, j.deadline)) {
+		wr->budget = 0;
+		wr->closed = true; /* between deadline and next release: nothing owed */
+	}
+}
+
+/* Epoch anchor: opens the job released at or before now, accounting for any job skipped. */
+static void epoch_next(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r,
+                       const struct job_ctx *c)
+{
+	uint64_t debt = job_debt(wr, r, c);
+	struct edf_job j;
+
+	edf_window(r, c->epoch, c->now, &j);
+	if (mono_before(wr->next_release, j.release)) {
+		/* The dispatcher was held off for whole periods: those jobs got nothing. */
+		uint64_t skipped = (j.release - wr->next_release) / r->period;
+		acct_add(&a->periods, skipped);
+		if (!c->exited)
+			acct_miss(a, r->slice, skipped);
+		debt = 0;
+	}
+	job_open(wr, r, j.release, r->slice - debt);
+	if (!mono_before(c->now, wr->deadline))
+		job_close(a, wr, r, c);
+}
+
+static void go_dormant(struct win_run *wr, const struct vsp_resv *r, mono_ns now)
+{
+	job_open(wr, r, now, r->slice);
+	wr->dormant = true;
+	wr->closed = true;
+}
+
+/* Wake-up anchor (CBS), see the file comment. */
+static void wakeup_update(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r,
+                          bool rebuild, const struct job_ctx *c)
+{
+	if (rebuild) {
+		job_open(wr, r, c->now, r->slice); /* a new reservation: a job now */
+		return;
+	}
+	if (wr->dormant) {
+		if (wr->used == 0)
+			return;
+		/* It ran: released at the latest time it can have started, now − used. */
+		mono_ns t = c->now - wr->used;
+		uint64_t used = wr->used;
+		if (mono_before(t, wr->release)) /* (release = when it went dormant) */
+			t = wr->release;
+		job_open(wr, r, t, r->slice);
+		wr->used = used;
+		return;
+	}
+	bool spent = wr->used + c->thr >= wr->budget;
+	if (!wr->closed && !mono_before(c->now, wr->deadline))
+		job_close(a, wr, r, c);
+	if (wr->closed && !spent) {
+		/* Ended with budget left: it blocked (or was starved). No job until it runs. */
+		go_dormant(wr, r, c->now);
+		return;
+	}
+	if (spent && !mono_before(c->now, wr->next_release)) {
+		/* Throttled until release + T: replenish, never as a burst for lost periods. */
+		mono_ns rel = wr->next_release;
+		uint64_t debt = job_debt(wr, r, c);
+		if (!mono_before(c->now, rel + r->period))
+			rel = c->now;
+		if (!wr->closed)
+			job_close(a, wr, r, c);
+		job_open(wr, r, rel, r->slice - debt);
+	}
+}
+
+void jobs_update(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r, uint8_t anchor,
+                 bool rebuild, const struct job_ctx *c)
+{
+	if (anchor == VSP_ANCHOR_WAKEUP) {
+		wakeup_update(a, wr, r, rebuild, c);
+		return;
+	}
+	if (rebuild) {
+		epoch_build(wr, r, c);
+		return;
+	}
+	if (!wr->closed && !mono_before(c->now, wr->deadline))
+		job_close(a, wr, r, c);
+	if (!mono_before(c->now, wr->next_release))
+		epoch_next(a, wr, r, c);
+}
+
+void jobs_entry(struct win_run *wr, const struct job_ctx *c, struct edf_job *out)
+{
+	if (wr->dormant) {
+		*out = (struct edf_job){.release = c->now + JOB_FAR,
+		                        .deadline = c->now + JOB_FAR,
+		                        .next_release = c->now + JOB_FAR,
+		                        .runnable = !c->exited};
+		return;
+	}
+	/* At most thr left counts as used up, for good: the job is served. */
+	if (!wr->closed && wr->budget > wr->used && wr->budget - wr->used <= c->thr)
+		wr->used = wr->budget;
+	out->release = wr->release;
+	out->deadline = wr->deadline;
+	out->next_release = wr->next_release;
+	/* Eligible iff more than thr is left; the budget end is comp early (wake latency). */
+	out->remaining =
+	    !wr->closed && wr->budget > wr->used + c->thr ? wr->budget - wr->used - c->comp : 0;
+	out->runnable = !c->exited;
+}
