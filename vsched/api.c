@@ -490,6 +490,23 @@ static int api_list(struct api *a, struct vsp_reply *rep, char *why, size_t whyl
 }
 
 /*
+ * ADD and SET. A running self-test never costs a client anything: a request refused for
+ * room while the probe holds its share is retried once the test has ended, and a task
+ * added to the probe's CPU ends the test (selftest_yield).
+ */
+static int api_add_set(struct sched *s, const struct vsp_request *req, char *why, size_t whylen)
+{
+	bool add = req->type == VSP_ADD;
+	int rc = add ? sched_add(s, req, why, whylen) : sched_set(s, req, why, whylen);
+
+	if (rc == -ENOSPC && selftest_yield(s, req->pid, -1))
+		rc = add ? sched_add(s, req, why, whylen) : sched_set(s, req, why, whylen);
+	if (rc == 0 && add)
+		selftest_yield(s, req->pid, sched_cpu_of(s, req->pid));
+	return rc;
+}
+
+/*
  * Runs one decoded request against the engine and fills rep. The engine validates fully
  * and changes nothing on refusal; refusals are logged here (the request came from outside).
  * INFO and SELFTEST replies carry the node's figures, a refused SELFTEST too.
@@ -502,10 +519,8 @@ static void api_dispatch(struct api *a, const struct vsp_request *req, struct vs
 
 	switch (req->type) {
 	case VSP_ADD:
-		rc = sched_add(a->s, req, why, sizeof(why));
-		break;
 	case VSP_SET:
-		rc = sched_set(a->s, req, why, sizeof(why));
+		rc = api_add_set(a->s, req, why, sizeof(why));
 		break;
 	case VSP_DEL:
 		rc = sched_del(a->s, req->pid, why, sizeof(why));
@@ -526,6 +541,7 @@ static void api_dispatch(struct api *a, const struct vsp_request *req, struct vs
 	case VSP_SELFTEST:
 		rc = req->type == VSP_SELFTEST ? selftest_start(a->s, why, sizeof(why)) : 0;
 		sched_info(a->s, &rep->info);
+		selftest_info(a->s, &rep->info);
 		rep->has_info = 1;
 		if (rc == 0) {
 			reply_msg(rep, req->type == VSP_SELFTEST ? "self-test started" : "node info");
@@ -729,6 +745,21 @@ static int api_serve_one(struct api *a)
 	return 1;
 }
 
+/* The engine's upkeep, then the self-test's (its probe's pipe is in the engine's poll set). */
+static void housekeep(struct sched *s)
+{
+	sched_housekeep(s);
+	selftest_poll(s);
+}
+
+/* When housekeep must run at the latest: the engine's upkeep or the probe's time limit. */
+static mono_ns next_housekeep(const struct sched *s)
+{
+	mono_ns next = sched_next_housekeep(s), st = selftest_deadline(s);
+
+	return st && mono_before(st, next) ? st : next;
+}
+
 int api_run(struct sched *s, volatile sig_atomic_t *stop)
 {
 	struct api a = {.s = s};
@@ -742,10 +773,10 @@ int api_run(struct sched *s, volatile sig_atomic_t *stop)
 	}
 	item[0] = (zmq_pollitem_t){.socket = a.sock, .events = ZMQ_POLLIN};
 	item[1] = (zmq_pollitem_t){.fd = sched_poll_fd(s), .events = ZMQ_POLLIN};
-	sched_housekeep(s);
+	housekeep(s);
 
 	while (!*stop) {
-		mono_ns now = mono_now(), next_hk = sched_next_housekeep(s);
+		mono_ns now = mono_now(), next_hk = next_housekeep(s);
 		long timeout_ms = mono_before(now, next_hk)
 		                      ? (long)((next_hk - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)
 		                      : 0;
@@ -758,13 +789,13 @@ int api_run(struct sched *s, volatile sig_atomic_t *stop)
 			break;
 		}
 		if ((item[1].revents & ZMQ_POLLIN) || !mono_before(mono_now(), next_hk))
-			sched_housekeep(s);
+			housekeep(s);
 		if (!(item[0].revents & ZMQ_POLLIN))
 			continue;
 		for (int i = 0; i < API_BURST && !*stop; i++) {
 			if (api_serve_one(&a) <= 0)
 				break;
-			if (!mono_before(mono_now(), sched_next_housekeep(s)))
+			if (!mono_before(mono_now(), next_housekeep(s)))
 				break; /* housekeeping is due; come back after it */
 		}
 	}

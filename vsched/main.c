@@ -145,8 +145,10 @@ static struct sched *start_scheduler(const struct vsched_config *cfg, struct wat
 		watchdog_stop(wd);
 		fatalx("%s", why);
 	}
+	selftest_init(s);
 	sched_attach_watchdog(s, *wd);
 	if (dispatch_start(s) < 0) {
+		selftest_stop(s);
 		sched_shutdown(s);
 		watchdog_stop(wd);
 		fatalx("cannot start the dispatchers");
@@ -194,6 +196,7 @@ int main(int argc, char **argv)
 	status = api_run(s, &stop_flag) < 0 ? 1 : 0;
 
 	log_info("stopping: restoring every task");
+	selftest_stop(s);
 	sched_shutdown(s);
 	s->wd = NULL;
 	watchdog_stop(&wd);

@@ -34,7 +34,7 @@
 #define EV_TASK          1ULL                 /* epoll data: (pid << 8) | kind */
 #define EV_PROC          2ULL
 #define EV_WATCHDOG      3ULL
-#define EV_SELFTEST      4ULL
+#define EV_CLIENT        4ULL /* a caller's fd (sched_poll): the caller drains it */
 
 static void free_table_rcu(struct rcu_head *h)
 {
@@ -144,7 +144,7 @@ static int stop_setup(struct sched *s, char *why, size_t whylen)
 
 void sched_poll(struct sched *s, int fd)
 {
-	poll_add(s, fd, EV_SELFTEST);
+	poll_add(s, fd, EV_CLIENT);
 }
 
 void sched_unpoll(struct sched *s, int fd)
@@ -160,7 +160,13 @@ void sched_info(const struct sched *s, struct vsp_node_info *out)
 	out->ntasks = (uint32_t)s->ntasks;
 	out->stop_method = sched_stop_method(s);
 	out->perf = s->perf;
-	selftest_info(s, out);
+}
+
+int sched_cpu_of(struct sched *s, pid_t pid)
+{
+	const struct task *t = find_task(s, pid);
+
+	return t ? t->cpu : -1;
 }
 
 uint8_t sched_stop_method(const struct sched *s)
@@ -206,7 +212,6 @@ int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size
 	s->ev = procev_open();
 	if (s->ev)
 		poll_add(s, procev_fd(s->ev), EV_PROC);
-	selftest_init(s);
 	rcu_register_thread();
 	s->rcu_registered = true;
 	log_info("effective cap %.1f%% per CPU (configured %.1f%%, RT limit %.1f%%, reserve "
@@ -428,9 +433,6 @@ int sched_add(struct sched *s, const struct vsp_request *req, char *why, size_t 
 		return rc;
 	need = admission_util_n(w, nw);
 	idx = placement_choose(s, req->cpu, NULL, w, nw, why, whylen);
-	if ((idx >= 0 || idx == -ENOSPC) &&
-	    selftest_yield(s, req->pid, idx >= 0 ? s->cfg.cpus[idx] : -1))
-		idx = placement_choose(s, req->cpu, NULL, w, nw, why, whylen);
 	if (idx < 0)
 		return idx;
 	assert(admission_fits(s->table[idx]->util, need, s->cap));
@@ -563,10 +565,7 @@ int sched_set(struct sched *s, const struct vsp_request *req, char *why, size_t 
 	}
 	from = t->cpu_idx;
 	to = from;
-	/* (a running self-test gives its share back before a refusal) */
-	if (!placement_admits(s, from, t, w, nw, here, sizeof(here)) &&
-	    !(selftest_yield(s, req->pid, -1) &&
-	      placement_admits(s, from, t, w, nw, here, sizeof(here)))) {
+	if (!placement_admits(s, from, t, w, nw, here, sizeof(here))) {
 		/*
 		 * Windows (new or old): another CPU where the new ones fit, and the task moves
 		 * there. One window for one: refused, as always (the CPU of a task with one
@@ -813,8 +812,6 @@ static void read_events(struct sched *s)
 		} else if (kind == EV_PROC) {
 			if (procev_drain(s->ev, on_proc_event, s) < 0)
 				refresh_all(s);
-		} else if (kind == EV_SELFTEST) {
-			selftest_poll(s);
 		} else if (kind == EV_WATCHDOG && s->wd) {
 			/* EOF: the guardian died (watchdog_check waits for it and starts another)
 			 */
@@ -910,7 +907,6 @@ void sched_housekeep(struct sched *s)
 	bool sweep = !mono_before(now, s->last_sweep + SWEEP_INTERVAL);
 
 	read_events(s);
-	selftest_poll(s); /* (also for its deadline) */
 	if (tick)
 		s->last_refresh = now;
 	if (sweep) {
@@ -940,14 +936,11 @@ mono_ns sched_next_housekeep(const struct sched *s)
 			pending |= s->table[c]->task[i]->npend > 0;
 	mono_ns next =
 	    !s->ev || pending ? s->last_refresh + REFRESH_INTERVAL : s->last_sweep + SWEEP_INTERVAL;
-	mono_ns st = selftest_deadline(s);
-
-	return st && mono_before(st, next) ? st : next;
+	return next;
 }
 
 void sched_shutdown(struct sched *s)
 {
-	selftest_stop(s);
 	procev_close(&s->ev);
 	dispatch_stop(s);
 	for (int c = 0; c < s->cfg.ncpus; c++) {

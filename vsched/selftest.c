@@ -16,8 +16,9 @@
  *
  * The test never costs a client anything: a reservation request that lands on the probe's
  * CPU, or fits nowhere while the probe holds its share, ends the test first (selftest_yield;
- * state "failed", interrupted). The state machine runs on the API thread (selftest_poll
- * from sched_housekeep); the probe's result pipe is in the API thread's poll set. Nothing
+ * state "failed", interrupted; api.c calls it around ADD and SET). The state machine runs
+ * on the API thread (selftest_poll after each sched_housekeep); the probe's result pipe is
+ * in the engine's poll set (sched_poll), so its report wakes the API thread. Nothing
  * blocks.
  */
 #include "vsched.h"
@@ -285,6 +286,8 @@ void selftest_info(const struct sched *s, struct vsp_node_info *out)
 {
 	const struct selftest *st = s->st;
 
+	if (!st)
+		return;
 	out->selftest = st->res.selftest;
 	out->nprobe = st->res.nprobe;
 	out->min_period_ns = st->res.min_period_ns;

@@ -513,14 +513,19 @@ mono_ns sched_next_housekeep(const struct sched *s);
 void sched_attach_watchdog(struct sched *s, struct watchdog *wd);
 /* enum vsp_stop_method in use. */
 uint8_t sched_stop_method(const struct sched *s);
-/* The node's figures for INFO/SELFTEST replies. */
+/* The node's figures for INFO/SELFTEST replies (selftest_info adds the self-test's). */
 void sched_info(const struct sched *s, struct vsp_node_info *out);
-/* Adds fd to (removes it from) the poll set; when readable, housekeeping runs selftest_poll. */
+/* The CPU number of managed task pid, -1 if none. */
+int sched_cpu_of(struct sched *s, pid_t pid);
+/*
+ * Adds fd to (removes it from) the poll set: readable, it makes sched_poll_fd() readable
+ * until the caller drains it (the self-test's probe pipe; housekeeping ignores it).
+ */
 void sched_poll(struct sched *s, int fd);
 void sched_unpoll(struct sched *s, int fd);
 
-/* selftest.c — API thread */
-void selftest_init(struct sched *s);
+/* selftest.c — API thread; a client of the engine (sched_add/sched_del), driven by api.c */
+void selftest_init(struct sched *s); /* after sched_init; selftest_* accept s->st NULL */
 void selftest_stop(struct sched *s); /* kills a running probe */
 /*
  * Starts the self-test (the finest period with < 1 % misses, see selftest.c) on a managed

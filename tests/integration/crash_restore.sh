@@ -64,14 +64,18 @@ thread_attrs() {
 	A_CPUS=${L[0]##*[[:space:]]}
 }
 
-# freezer_of PID: F = the process's line of the v1 freezer hierarchy (or cgroup2's line) in
-# /proc/PID/cgroup, "" if none. Builtins only.
+# freezer_of PID: F = the process's line of the v1 freezer hierarchy in /proc/PID/cgroup (the
+# cgroup2 line "0::..." only when there is no v1 freezer), "" if none. Builtins only.
 freezer_of() {
-	local l
+	local l v2=
 	F=
 	while read -r l; do
-		case $l in *:freezer:* | 0::*) F=$l ;; esac
+		case $l in
+		*:freezer:*) F=$l ;;
+		0::*) v2=$l ;;
+		esac
 	done <"/proc/$1/cgroup" 2>/dev/null || true
+	[ -n "$F" ] || F=$v2
 }
 
 # all_restored: true when every thread of every task in TASKS matches ORIG, is not stopped
