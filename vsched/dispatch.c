@@ -202,7 +202,6 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 		                    .epoch = epoch,
 		                    .thr = comp > EPS_NS ? comp : EPS_NS,
 		                    .comp = comp,
-		                    .no_debt = !timed,
 		                    .exited = atomic_load(&t->exited)};
 
 		jobs_update(&t->acct, &run->win[w], r, rv->anchor, rebuild, &c);
@@ -302,7 +301,7 @@ static void park_others(struct disp *d, struct cpu_table *ct, int n)
  * or disarms it when the task is not enforced any more. The counter keeps overflowing every
  * enf_len of CPU from enf_cpu0 on: after a whole job (a full slice) that ended at an
  * overflow, the next overflow is a slice later, minus what the task ran past the last one —
- * exactly its next budget (jobs.c takes no debt for an enforced task: the counter does).
+ * exactly its next budget (jobs.c takes that overrun from it, as for every task).
  * So a task that uses its whole budget every job needs no ioctl; re-armed only when the
  * counter's next overflow is not within ENF_REARM of the job's end.
  */

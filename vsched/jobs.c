@@ -91,15 +91,15 @@ static void job_open(struct win_run *wr, const struct vsp_resv *r, mono_ns rel, 
 }
 
 /*
- * The overrun of the job that ended, to be taken from the next one (at most a slice); none
- * when a perf enforcer carries it (its counter runs on from the overrun).
+ * The overrun of the job that ended, to be taken from the next one (at most a slice). For a
+ * task with a perf enforcer this is where its counter's next overflow already lies (it
+ * counts on from the overrun), so the enforcer needs no re-arming (dispatch.c).
  */
-static uint64_t job_debt(const struct win_run *wr, const struct vsp_resv *r,
-                         const struct job_ctx *c)
+static uint64_t job_debt(const struct win_run *wr, const struct vsp_resv *r)
 {
 	uint64_t debt = wr->used > wr->budget ? wr->used - wr->budget : 0;
 
-	return c->no_debt ? 0 : debt > r->slice ? r->slice : debt;
+	return debt > r->slice ? r->slice : debt;
 }
 
 /* Epoch anchor: (re)builds the job holding now; the budget is prorated inside the window. */
@@ -122,7 +122,7 @@ static void epoch_build(struct win_run *wr, const struct vsp_resv *r, const stru
 static void epoch_next(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r,
                        const struct job_ctx *c)
 {
-	uint64_t debt = job_debt(wr, r, c);
+	uint64_t debt = job_debt(wr, r);
 	struct edf_job j;
 
 	edf_window(r, c->epoch, c->now, &j);
@@ -177,7 +177,7 @@ static void wakeup_update(struct task_acct *a, struct win_run *wr, const struct 
 	if (spent && !mono_before(c->now, wr->next_release)) {
 		/* Throttled until release + T: replenish, never as a burst for lost periods. */
 		mono_ns rel = wr->next_release;
-		uint64_t debt = job_debt(wr, r, c);
+		uint64_t debt = job_debt(wr, r);
 		if (!mono_before(c->now, rel + r->period))
 			rel = c->now;
 		if (!wr->closed)

@@ -283,7 +283,6 @@ struct job_ctx {
 	mono_ns now, epoch;
 	uint64_t thr;  /* budget left at or below this counts as used up */
 	uint64_t comp; /* a budget end is slept to this early (wake latency), < thr */
-	bool no_debt;  /* an overrun is not taken from the next job (a perf enforcer does it) */
 	bool exited;   /* the task has exited: no misses */
 };
 /*
