@@ -16,7 +16,8 @@
 #   deadline N: the same N spinners under SCHED_DEADLINE (runtime = slice, period 10 ms) and
 #              the same background spinners: "left" is the kernel's reference.
 # The idle daemon (no task) is measured first. Extra vsched configuration lines can be given
-# in BENCH_VS_EXTRA (e.g. 'perf_events = "off";' or 'stop_method = "signal";').
+# in BENCH_VS_EXTRA (e.g. 'perf_events = "off";' or 'stop_method = "signal";'). With
+# BENCH_PROFILE=1 each vsched case is then profiled for 5 s (perf cpu-clock: OUT.profN).
 # Output (OUT, default $TMP/overhead.raw): key=value lines, one group per case.
 # Bounded: about 80 s.
 set -euo pipefail
@@ -108,8 +109,27 @@ case_vsched() { # N
 		done | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo " " hi }')
 		echo "vsched${n}_task_err_min_max=${err// /,}"
 	} | tee -a "$OUT"
+	[ -z "${BENCH_PROFILE:-}" ] || profile "$n"
 	for c in "${tasks[@]}"; do ctl task del "$c" >/dev/null 2>&1 || true; done
 	stop_all "${tasks[@]}" "${BG[@]}"
+}
+
+# profile N: where vsched's CPU goes with N tasks, after the measured window (perf's own
+# cost stays out of it): 5 s of the cpu-clock software event on every vsched thread, call
+# graphs, the top symbols (self) and the top system calls to OUT.profN.
+profile() {
+	local f="$OUT.prof$1"
+	command -v perf >/dev/null || { echo "profile: no perf" >"$f"; return 0; }
+	perf record -q -e cpu-clock -F 4000 -g -p "$VSCHED_PID" -o "$TMP/perf.data" -- sleep 5 \
+		>/dev/null 2>&1 || true
+	{
+		echo "## vsched, $1 tasks at 10 ms: perf cpu-clock, self time by symbol"
+		perf report -q -i "$TMP/perf.data" --no-children --sort sym --stdio 2>/dev/null |
+			grep -v '^$' | grep '%' | head -25
+		echo "## by call chain into the kernel (caller symbol in vsched)"
+		perf report -q -i "$TMP/perf.data" --children --sort sym --stdio 2>/dev/null |
+			grep -E '^ +[0-9.]+% +[0-9.]+% ' | head -30
+	} >"$f"
 }
 
 case_deadline() { # N
