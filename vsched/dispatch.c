@@ -50,21 +50,6 @@
 #define ENF_REARM      (20 * NSEC_PER_USEC) /* enforcer off its job's end by more: re-arm */
 #define STACK_SIZE     (256 * 1024)
 
-struct dbg_ev {
-	mono_ns t;
-	int pid;
-	char what;
-	uint64_t a, b, c;
-};
-#define DBG_N 200000
-static struct dbg_ev *dbg_ring[2];
-static size_t dbg_n[2];
-static void dbg(int cpu, int pid, char what, uint64_t a, uint64_t b, uint64_t c)
-{
-	if (cpu > 1 || !dbg_ring[cpu] || dbg_n[cpu] >= DBG_N)
-		return;
-	dbg_ring[cpu][dbg_n[cpu]++] = (struct dbg_ev){mono_now(), pid, what, a, b, c};
-}
 struct disp {
 	struct sched *s;
 	int idx; /* index in cfg.cpus */
@@ -135,7 +120,6 @@ static void sample(struct disp *d, struct cpu_table *ct, int n, mono_ns now)
 		d->delta[i] = c > run->cpu_at_raise ? c - run->cpu_at_raise : 0;
 		if (d->delta[i] > 0)
 			run->detecting = false; /* it ran: its detectors fired or no longer matter */
-		dbg(t->cpu, t->pid, 'S', c, d->delta[i], run->win[run->cur].used);
 		run->cpu_at_raise = c;
 		run->wall_at_raise = now;
 		run->win[run->cur].used += d->delta[i];
@@ -283,8 +267,6 @@ static void park_others(struct disp *d, struct cpu_table *ct, int n)
 			continue;
 		if (run->raised && kstop_possible(run))
 			run->kstop = true; /* stopped by the kernel at its budget end */
-		dbg(t->cpu, t->pid, 'P', run->kstop | (full << 1), run->cpu_at_raise,
-		    run->enf_cpu0 + run->enf_len);
 		if (full || !run->kstop) {
 			note_gone(t, task_park(t, th, full));
 			run->parked = true;
@@ -325,7 +307,6 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 		if (nx <= c + left && nx + ENF_REARM >= c + left)
 			return;
 	}
-	dbg(t->cpu, t->pid, 'A', left, c, wr->release);
 	if (perfwatch_arm(t->enf_fd, left, false, !run->enf_on) == 0) {
 		run->enf_on = true;
 		run->enf_armed = true;
@@ -390,8 +371,6 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 			if (c)
 				run->cpu_at_raise = c;
 		}
-		dbg(t->cpu, t->pid, 'R', was | (kstop << 1) | (run->parked << 2) | (setprio << 3),
-		    run->cpu_at_raise, prio);
 		if (!was || setprio || kstop) {
 			note_gone(t, task_raise(t, th, prio, setprio, run->parked, kstop));
 			if (!was)
@@ -584,10 +563,6 @@ int dispatch_start(struct sched *s)
 
 	assert(s->ndisp == 0);
 	atomic_store(&s->stopping, false);
-	if (getenv("VS_DBG")) {
-		dbg_ring[0] = calloc(DBG_N, sizeof(struct dbg_ev));
-		dbg_ring[1] = calloc(DBG_N, sizeof(struct dbg_ev));
-	}
 	s->dctx = calloc((size_t)s->cfg.ncpus, sizeof(*s->dctx));
 	if (!s->dctx)
 		fatal("dispatch_start: out of memory");
@@ -642,18 +617,6 @@ void dispatch_stop(struct sched *s)
 	s->ndisp = 0;
 	if (!s->dctx)
 		return;
-	if (getenv("VS_DBG")) {
-		FILE *f = fopen(getenv("VS_DBG"), "w");
-		for (int c = 0; c < 2 && f; c++)
-			for (size_t k = 0; k < dbg_n[c]; k++)
-				fprintf(f, "%d %llu %d %c %llu %llu %llu\n", c,
-				        (unsigned long long)dbg_ring[c][k].t, dbg_ring[c][k].pid,
-				        dbg_ring[c][k].what, (unsigned long long)dbg_ring[c][k].a,
-				        (unsigned long long)dbg_ring[c][k].b,
-				        (unsigned long long)dbg_ring[c][k].c);
-		if (f)
-			fclose(f);
-	}
 	for (int i = 0; i < s->cfg.ncpus; i++) {
 		struct disp *d = &s->dctx[i];
 		disp_log(d);
