@@ -37,6 +37,7 @@ spawn "$VS_BIN/bench_periodic" -p 10000 -j 8000 -k 80 -s 20 -d 5 -w 0
 p=$SPAWNED
 ctl task add "$p" --period 10ms --slice 2ms --cpu 1 --park stop --anchor wakeup >/dev/null ||
 	fail "task add --anchor wakeup refused"
+sleep 1.1 # bench_periodic releases its first job at the next whole second: idle until then
 ctl task list --json | jq -e --argjson p "$p" '.[] | select(.pid == $p) | .anchor == "wakeup"' \
 	>/dev/null || fail "task list does not show anchor wakeup"
 ctl task set "$p" --period 10ms --slice 2ms --anchor epoch >/dev/null || fail "task set --anchor epoch"
