@@ -50,7 +50,7 @@ part() { # NAME TIMEOUT SCRIPT RAWFILE [ENV=VALUE...]
 
 part share 300 sched_share.sh share.raw BENCH_SHARES="${BENCH_SHARES:-30}"
 part sleep 400 sched_sleep.sh sleep.raw
-part overhead 200 sched_overhead.sh overhead.raw
+part overhead 300 sched_overhead.sh overhead.raw
 part chglat 150 sched_chglat.sh chglat.raw
 part selftest 60 sched_selftest.sh selftest.raw
 part rtapp 240 sched_rtapp.sh rtapp.raw BENCH_SHARES="${BENCH_SHARES:-30}"

@@ -19,7 +19,7 @@
 # in BENCH_VS_EXTRA (e.g. 'perf_events = "off";' or 'stop_method = "signal";'). With
 # BENCH_PROFILE=1 each vsched case is then profiled for 5 s (perf cpu-clock: OUT.profN).
 # Output (OUT, default $TMP/overhead.raw): key=value lines, one group per case.
-# Bounded: about 80 s.
+# Bounded: about 80 s (about 2 min more with BENCH_PROFILE).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sched_lib.sh
