@@ -4,9 +4,12 @@
 # Outcome checked: a greedy task that wants 80 % of a CPU but sleeps 80 times per period
 # (bench_periodic: 8 ms of CPU per 10 ms in 80 pieces, 20 us of sleep between them), under
 # --anchor wakeup --park stop with 2 ms / 10 ms, receives at most 20 % + 1 point of a CPU
-# over the run and at most two slices (+ 1 ms) in any 10 ms (the end of one job and the
-# start of the next; the 1 ms covers a budget end timed by a dispatcher that this VM wakes
-# late, up to ms under load), and at least 15 %; once single-threaded (perf enforcer, kernel stop)
+# over the run (the bandwidth bound: replenishing at every wake-up would give it ~80 %) and
+# at most two slices + 1.5 ms in any 10 ms (the end of one job and the start of the next; a
+# CBS that replenished early would give ~8 ms), and at least 15 %. The 1.5 ms: under heavy
+# load on the test VM single windows reached 5.0 ms (2 slices + 1 ms) with the long-run
+# share exact (20.0 %); the thread CPU clock there also counts time the host took from the
+# vCPU, and a budget end timed by a dispatcher is woken late by up to ms; once single-threaded (perf enforcer, kernel stop)
 # and once with a sleeping second thread (dispatcher-timed budget ends, freezer or signals).
 # Then the same task is moved to --anchor epoch and back with `task set` (both hold).
 . "$(dirname "$0")/lib.sh"
@@ -25,7 +28,7 @@ greedy() { # LABEL EXTRA_ARGS...: prints cpu_pct and cpu_win_max_us of a greedy 
 	[ -n "$CPU" ] && [ -n "$WIN" ] || fail "$label: no figures in '$out'"
 	echo "$label: cpu ${CPU}% of a CPU, at most ${WIN} us in any 10 ms"
 	within "$CPU" 15 21 || fail "$label: greedy sleeper got $CPU %, want 15..21 (slice 20 %)"
-	within "$WIN" 0 5000 || fail "$label: $WIN us in one 10 ms, want <= 2 slices + 1 ms"
+	within "$WIN" 0 5500 || fail "$label: $WIN us in one 10 ms, want <= 2 slices + 1.5 ms"
 }
 
 greedy "one thread"
