@@ -12,24 +12,30 @@
 
 void cli_usage(FILE *f)
 {
-	fputs("usage: vschedctl [-s ENDPOINT] [-C CONTROLLER] COMMAND [ARGS]\n"
-	      "\n"
-	      "  task add PID --period DUR --slice DUR [--deadline DUR] [--phase DUR]\n"
-	      "               [--cpu N] [--park stop|idle]\n"
-	      "  task set PID --period DUR --slice DUR [--deadline DUR] [--phase DUR]\n"
-	      "  task del PID\n"
-	      "  task list [--json]\n"
-	      "  epoch [WALLCLOCK_NS|now]\n"
-	      "  run --period DUR --slice DUR [--deadline DUR] [--phase DUR] [--cpu N]\n"
-	      "      [--park stop|idle] -- CMD [ARGS]\n"
-	      "  job run --job NAME [--rank N] [--rate PERCENT] [--agent ENDPOINT] -- CMD [ARGS]\n"
-	      "  help\n"
-	      "vsched-controller (cluster-wide):\n",
-	      f);
+	fputs(
+	    "usage: vschedctl [-s ENDPOINT] [-C CONTROLLER] [-k KEY --controller-key CERT]\n"
+	    "                 COMMAND [ARGS]\n"
+	    "\n"
+	    "  task add PID --period DUR --slice DUR [--deadline DUR] [--phase DUR]\n"
+	    "               [--cpu N] [--park stop|idle]\n"
+	    "  task set PID --period DUR --slice DUR [--deadline DUR] [--phase DUR]\n"
+	    "  task del PID\n"
+	    "  task list [--json]\n"
+	    "  epoch [WALLCLOCK_NS|now]\n"
+	    "  run --period DUR --slice DUR [--deadline DUR] [--phase DUR] [--cpu N]\n"
+	    "      [--park stop|idle] -- CMD [ARGS]\n"
+	    "  job run --job NAME [--rank N] [--rate PERCENT] [--agent ENDPOINT] -- CMD [ARGS]\n"
+	    "  keygen FILE [--node NAME | --role read|full]   a CURVE key pair (docs/security.md)\n"
+	    "  help\n"
+	    "vsched-controller (cluster-wide):\n",
+	    f);
 	ctladmin_usage(f);
 	fputs("\n"
 	      "Durations need a unit: ns us ms s m h d (10ms, 1.5s, 250us).\n"
 	      "ENDPOINT: -s, else $" CLI_ENDPOINT_ENV ", else " CLI_DEFAULT_ENDPOINT ".\n"
+	      "KEY (this administrator's secret certificate) and CERT (the controller's public\n"
+	      "one): CURVE on a tcp CONTROLLER; else $" CTL_KEY_ENV " and $" CTL_SERVER_KEY_ENV
+	      ".\n"
 	      "Exit status: 0 ok, 1 refused or failed, 2 usage error, 3 no answer from vsched;\n"
 	      "run exits with the command's status (128+N if killed by signal N).\n",
 	      f);
@@ -39,8 +45,10 @@ int main(int argc, char **argv)
 {
 	const char *endpoint = getenv(CLI_ENDPOINT_ENV);
 	const char *controller = getenv(CTL_CONTROLLER_ENV);
+	const char *key = getenv(CTL_KEY_ENV), *server = getenv(CTL_SERVER_KEY_ENV);
+	static struct zreq_curve curve;
 	const char *cmd;
-	int i = 1;
+	int i = 1, rc;
 
 	if (endpoint == NULL || endpoint[0] == '\0')
 		endpoint = CLI_DEFAULT_ENDPOINT;
@@ -73,6 +81,16 @@ int main(int argc, char **argv)
 			i += 2;
 			continue;
 		}
+		if (strcmp(a, "-k") == 0 || strcmp(a, "--key") == 0 ||
+		    strcmp(a, "--controller-key") == 0) {
+			if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+				fprintf(stderr, "vschedctl: option %s needs a FILE\n", a);
+				return CLI_EXIT_USAGE;
+			}
+			*(a[2] == 'c' ? &server : &key) = argv[i + 1];
+			i += 2;
+			continue;
+		}
 		if (strncmp(a, "-s", 2) == 0) { /* -sENDPOINT */
 			endpoint = a + 2;
 			i++;
@@ -93,6 +111,17 @@ int main(int argc, char **argv)
 
 	cmd = argv[i++];
 	ctladmin_endpoint = controller;
+	if (strcmp(cmd, "keygen") == 0)
+		return cmd_keygen(argc - i, argv + i);
+	if (key != NULL && key[0] == '\0')
+		key = NULL;
+	if (server != NULL && server[0] == '\0')
+		server = NULL;
+	rc = ctladmin_keys(key, server, &curve);
+	if (rc == 0)
+		ctladmin_curve = &curve;
+	else if (rc != 1)
+		return rc;
 	if (strcmp(cmd, "help") == 0) {
 		cli_usage(stdout);
 		return CLI_EXIT_OK;
