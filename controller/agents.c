@@ -226,10 +226,12 @@ static void on_node_msg(struct ctld *d, int i, const struct pctl_msg *m, mono_ns
 static bool within_rate(struct ctld *d, int i, mono_ns now)
 {
 	struct node *n = d->nodes[i];
-	double rate = d->cfg.agent_msg_rate;
+	double rate = (double)d->cfg.agent_msg_rate;
 
 	if (rate <= 0)
 		return true;
+	if (n->tokens_at == 0) /* a new node starts with a full bucket */
+		n->tokens_at = now - NSEC_PER_SEC;
 	n->tokens += (double)(now - n->tokens_at) / NSEC_PER_SEC * rate;
 	n->tokens = n->tokens > rate ? rate : n->tokens;
 	n->tokens_at = now;

@@ -356,11 +356,11 @@ void auth_close(struct ctld *d)
 int auth_secure(struct ctld *d, void *sock, const char *domain, const char *endpoint)
 {
 	int one = 1, ivl = (int)(d->cfg.handshake_timeout / NSEC_PER_MSEC);
-	bool tcp = curve_endpoint_tcp(endpoint);
+	bool tcp = curve_endpoint_tcp(endpoint), ipc = strncmp(endpoint, "ipc://", 6) == 0;
 	bool admin = strcmp(domain, AUTH_DOMAIN_ADMIN) == 0;
 
 	zmq_setsockopt(sock, ZMQ_HANDSHAKE_IVL, &ivl, sizeof(ivl));
-	if (!(tcp && d->auth.curve) && !(admin && !tcp))
+	if (!(tcp && d->auth.curve) && !(admin && ipc))
 		return 0; /* open: loopback without keys (or insecure = true) */
 	if (zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, domain, strlen(domain)) != 0 ||
 	    zmq_setsockopt(sock, ZMQ_ZAP_ENFORCE_DOMAIN, &one, sizeof(one)) != 0)

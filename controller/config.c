@@ -122,7 +122,7 @@ static const struct cfg_key keys[] = {
      NULL, NULL, NULL, NULL, NULL},
     DUR("handshake_timeout", handshake_timeout, "\"5s\"", 100 * MS, 600 * SEC,
         "a connection that has not finished its ZeroMQ handshake by then is cut"),
-    {"agent_msg_rate", CFG_NUMBER, F(agent_msg_rate), "20000.0", 0, 1e9, NULL,
+    {"agent_msg_rate", CFG_COUNT, F(agent_msg_rate), "20000", 0, 1e9, NULL,
      "messages/s one node may send (1 s of burst); more are dropped and counted; 0: no limit", NULL,
      NULL, NULL, NULL, NULL, NULL},
     {NULL, CFG_STRING, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},

@@ -111,7 +111,7 @@ struct ctld_config {
 	char admin_group[64];          /* may use an ipc admin endpoint besides root */
 	bool insecure;                 /* allows non-loopback tcp endpoints without keys */
 	mono_ns handshake_timeout;     /* a connection that has not finished its handshake: cut */
-	double agent_msg_rate;         /* messages/s a node may send (burst: 1 s); 0: no limit */
+	uint64_t agent_msg_rate;       /* messages/s a node may send (burst: 1 s); 0: no limit */
 };
 
 struct node_job { /* an agent's job handle on one node */
