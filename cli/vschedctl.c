@@ -41,12 +41,23 @@ void cli_usage(FILE *f)
 	      f);
 }
 
+/* The admin commands' CURVE keys (either "" or NULL: not given). 0 or the exit status. */
+static int use_keys(const char *key, const char *server)
+{
+	static struct zreq_curve curve;
+	int rc =
+	    ctladmin_keys(key && key[0] ? key : NULL, server && server[0] ? server : NULL, &curve);
+
+	if (rc == 0)
+		ctladmin_curve = &curve;
+	return rc == 1 ? 0 : rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *endpoint = getenv(CLI_ENDPOINT_ENV);
 	const char *controller = getenv(CTL_CONTROLLER_ENV);
 	const char *key = getenv(CTL_KEY_ENV), *server = getenv(CTL_SERVER_KEY_ENV);
-	static struct zreq_curve curve;
 	const char *cmd;
 	int i = 1, rc;
 
@@ -113,14 +124,7 @@ int main(int argc, char **argv)
 	ctladmin_endpoint = controller;
 	if (strcmp(cmd, "keygen") == 0)
 		return cmd_keygen(argc - i, argv + i);
-	if (key != NULL && key[0] == '\0')
-		key = NULL;
-	if (server != NULL && server[0] == '\0')
-		server = NULL;
-	rc = ctladmin_keys(key, server, &curve);
-	if (rc == 0)
-		ctladmin_curve = &curve;
-	else if (rc != 1)
+	if ((rc = use_keys(key, server)) != 0)
 		return rc;
 	if (strcmp(cmd, "help") == 0) {
 		cli_usage(stdout);
