@@ -18,28 +18,12 @@ for b in vsched-controller vschedctl fakeagent; do
 done
 FLOOD_BOUND_MS=${FLOOD_BOUND_MS:-250}
 
-K="$TMP/keys"
-mkdir -p "$K/allow/agents" "$K/allow/admins"
-"$VS_BIN/vschedctl" keygen "$K/ctl" >/dev/null
-for n in victim flooder big; do
-	"$VS_BIN/vschedctl" keygen "$K/$n" --node "$n" >/dev/null
-	cp "$K/$n" "$K/allow/agents/"
-done
-cat >"$TMP/ctld.conf" <<EOF
-curve_key = "$K/ctl_secret";
-allow_dir = "$K/allow";
-heartbeat = "1s";
-node_timeout = "5s";
-handshake_timeout = "1s";
-EOF
+source "$VS_SRC/tests/helpers/curve_lib.sh"
+curve_keys
+for n in victim flooder big; do curve_agent "$n"; done
 on_fail() { tail -20 "$TMP/ctld.log"; }
-"$VS_BIN/vsched-controller" -f -c "$TMP/ctld.conf" -A 'tcp://127.0.0.1:*' -a "ipc://$TMP/admin.sock" \
-	-S "$TMP/st" >"$TMP/ctld.log" 2>&1 &
-CTLD_PID=$!
-PIDS+=("$CTLD_PID")
-wait_for "$TMP/ctld.log" 'admin: listening on' 5
-AG=$(sed -n 's/.*agents: listening on \(tcp:[^ ]*\).*/\1/p' "$TMP/ctld.log")
-fa() { local n=$1; shift; "$VS_BIN/fakeagent" -k "$K/${n}_secret" -s "$K/ctl" "$AG" "$n" "$@"; }
+ADMIN_EP="ipc://$TMP/admin.sock" curve_start_ctld 'heartbeat = "1s";' 'node_timeout = "5s";' \
+	'handshake_timeout = "1s";'
 
 # --- flood ---
 fa victim ping 2 20 >"$TMP/base.out" || fail "victim ping failed"

@@ -24,12 +24,11 @@ done
 command -v jq >/dev/null || skip "jq not installed"
 
 CTLD="$VS_BIN/vsched-controller"
-K="$TMP/keys"
-mkdir -p "$K/allow/agents" "$K/allow/admins"
+source "$VS_SRC/tests/helpers/curve_lib.sh"
 kg() { "$VS_BIN/vschedctl" keygen "$@" >/dev/null || fail "keygen $* failed"; }
-kg "$K/ctl"
-kg "$K/n1" --node n1
-kg "$K/n2" --node n2
+curve_keys
+curve_agent n1
+curve_agent n2
 kg "$K/stranger" --node n1
 kg "$K/ro" --role read
 kg "$K/full" --role full
@@ -39,23 +38,10 @@ grep -q '^    public-key = "' "$K/n1" && ! grep -q secret-key "$K/n1" &&
 	grep -q '^    secret-key = "' "$K/n1_secret" || fail "keygen: certificate form"
 "$VS_BIN/vschedctl" keygen "$K/n1" --node n1 2>"$TMP/err" && fail "keygen overwrote a key"
 pass "keygen: public and secret certificates, mode 0600, never overwritten"
-cp "$K/n1" "$K/n2" "$K/allow/agents/"
 cp "$K/ro" "$K/full" "$K/allow/admins/"
 
-cat >"$TMP/ctld.conf" <<EOF
-curve_key = "$K/ctl_secret";
-allow_dir = "$K/allow";
-heartbeat = "200ms";
-node_timeout = "1s";
-EOF
 on_fail() { tail -20 "$TMP/ctld.log"; }
-"$CTLD" -f -c "$TMP/ctld.conf" -A 'tcp://127.0.0.1:*' -a 'tcp://127.0.0.1:*' -S "$TMP/st" \
-	>"$TMP/ctld.log" 2>&1 &
-CTLD_PID=$!
-PIDS+=("$CTLD_PID")
-wait_for "$TMP/ctld.log" 'admin: listening on tcp' 5
-AG=$(sed -n 's/.*agents: listening on \(tcp:[^ ]*\).*/\1/p' "$TMP/ctld.log")
-AD=$(sed -n 's/.*admin: listening on \(tcp:[^ ]*\).*/\1/p' "$TMP/ctld.log")
+curve_start_ctld 'heartbeat = "200ms";' 'node_timeout = "1s";'
 grep -q 'agents: listening on .* (CURVE' "$TMP/ctld.log" || fail "agents' endpoint not CURVE"
 
 # --- the agents' endpoint ---
