@@ -42,6 +42,8 @@ int admin_open(struct ctld *d)
 		return -1;
 	}
 	d->admin_secured = rc == 1;
+	if (d->admin_secured && auth_watch(d, d->admin, AUTH_DOMAIN_ADMIN) != 0)
+		return -1;
 	if (zmq_bind(d->admin, d->cfg.admin) != 0) {
 		log_warnx("cannot bind the admin endpoint %s: %s", d->cfg.admin,
 		          zmq_strerror(zmq_errno()));

@@ -42,6 +42,8 @@ int agents_open(struct ctld *d)
 		return -1;
 	}
 	d->agents_secured = rc == 1;
+	if (d->agents_secured && auth_watch(d, d->agents, AUTH_DOMAIN_AGENTS) != 0)
+		return -1;
 	if (zmq_bind(d->agents, d->cfg.agents) != 0) {
 		log_warnx("cannot bind the agents' endpoint %s: %s", d->cfg.agents,
 		          zmq_strerror(zmq_errno()));

@@ -345,8 +345,56 @@ int auth_open(struct ctld *d)
 	return 0;
 }
 
+/* Handshakes that failed before the ZAP stage (a client without CURVE, a wrong server
+ * key, a broken greeting) on the socket of domain: its monitor, read by the loop. */
+int auth_watch(struct ctld *d, void *sock, const char *domain)
+{
+	int k = strcmp(domain, AUTH_DOMAIN_AGENTS) == 0 ? 0 : 1, zero = 0;
+	char ep[64];
+
+	text_fmt(ep, sizeof(ep), "inproc://vsched-ctld-monitor-%s", domain);
+	if (zmq_socket_monitor(sock, ep,
+	                       ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0 ||
+	    (d->auth.mon[k] = zmq_socket(d->zctx, ZMQ_PAIR)) == NULL ||
+	    zmq_setsockopt(d->auth.mon[k], ZMQ_LINGER, &zero, sizeof(zero)) != 0 ||
+	    zmq_connect(d->auth.mon[k], ep) != 0) {
+		log_warnx("%s socket monitor: %s", domain, zmq_strerror(zmq_errno()));
+		return -1;
+	}
+	return 0;
+}
+
+void auth_monitor_recv(struct ctld *d, int k, mono_ns now)
+{
+	const char *domain = k == 0 ? AUTH_DOMAIN_AGENTS : AUTH_DOMAIN_ADMIN;
+
+	for (int n = 0; n < 256; n++) {
+		zmq_msg_t part[2];
+		int got = zmsg_recv(d->auth.mon[k], part, 2);
+		char who[64];
+
+		if (got == ZMSG_NONE)
+			return;
+		if (got < 0)
+			continue;
+		zmsg_close(part, got);
+		/* the event names no peer and no key: counted and logged per endpoint */
+		text_fmt(who, sizeof(who), "a client on %s", domain);
+		log_refusal(&d->auth, who,
+		            "handshake failed before authentication (no CURVE, the wrong server "
+		            "key, a broken or too slow greeting)",
+		            now);
+	}
+}
+
 void auth_close(struct ctld *d)
 {
+	for (int k = 0; k < 2; k++) {
+		if (d->auth.mon[k])
+			zmq_close(d->auth.mon[k]);
+		d->auth.mon[k] = NULL;
+	}
 	if (d->auth.zap)
 		zmq_close(d->auth.zap);
 	d->auth.zap = NULL;

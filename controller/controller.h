@@ -269,7 +269,8 @@ struct auth {
 	int nkeys;
 	unsigned admin_gid;
 	bool has_group;
-	void *zap; /* REP on inproc://zeromq.zap.01 */
+	void *zap;    /* REP on inproc://zeromq.zap.01 */
+	void *mon[2]; /* the agents' and the admin socket's handshake failures (PAIR) */
 	struct auth_refusal refused[AUTH_REFUSED_MAX];
 	uint64_t refusals;
 };
@@ -650,6 +651,12 @@ int auth_decide(struct auth *a, const char *domain, const char *address, const c
 /* Role of the connection a received message m came by (*name: node or admin key name);
  * secured: the socket authenticates (else AUTH_OPEN). */
 uint8_t auth_role(const struct auth *a, bool secured, zmq_msg_t *m, const char **name);
+/* Watches sock's handshakes that fail before the ZAP stage (auth_monitor_recv logs
+ * them); 0 or -1 (logged). The secured sockets call it when they open. */
+int auth_watch(struct ctld *d, void *sock, const char *domain);
+/* Reads monitor k (0: agents, 1: admin): each failed handshake counted, logged at most once
+ * a minute per endpoint. */
+void auth_monitor_recv(struct ctld *d, int k, mono_ns now);
 /* Answers the waiting ZAP requests. */
 void auth_zap_recv(struct ctld *d, mono_ns now);
 

@@ -66,14 +66,16 @@ static long poll_timeout(mono_ns deadline, mono_ns now)
 void loop_run(struct ctld *d, const volatile sig_atomic_t *quit, volatile sig_atomic_t *reload)
 {
 	while (!*quit) {
-		zmq_pollitem_t items[3] = {
+		/* auth.c's sockets may be absent (NULL): then fd -1, which poll ignores */
+		zmq_pollitem_t items[5] = {
 		    {.socket = d->agents, .events = ZMQ_POLLIN},
 		    {.socket = d->admin, .events = ZMQ_POLLIN},
-		    {.socket = d->auth.zap, .events = ZMQ_POLLIN},
+		    {.socket = d->auth.zap, .fd = -1, .events = ZMQ_POLLIN},
+		    {.socket = d->auth.mon[0], .fd = -1, .events = ZMQ_POLLIN},
+		    {.socket = d->auth.mon[1], .fd = -1, .events = ZMQ_POLLIN},
 		};
 		mono_ns now = mono_now();
-		int n =
-		    zmq_poll(items, d->auth.zap ? 3 : 2, poll_timeout(loop_next_deadline(d), now));
+		int n = zmq_poll(items, 5, poll_timeout(loop_next_deadline(d), now));
 
 		if (n < 0 && zmq_errno() != EINTR)
 			fatalx("zmq_poll: %s", zmq_strerror(zmq_errno()));
@@ -85,6 +87,9 @@ void loop_run(struct ctld *d, const volatile sig_atomic_t *quit, volatile sig_at
 		/* handshakes first: a client waits for them before it can send anything */
 		if (n > 0 && (items[2].revents & ZMQ_POLLIN))
 			auth_zap_recv(d, now);
+		for (int k = 0; k < 2; k++)
+			if (n > 0 && (items[3 + k].revents & ZMQ_POLLIN))
+				auth_monitor_recv(d, k, now);
 		if (n > 0 && (items[0].revents & ZMQ_POLLIN))
 			agents_recv(d, now);
 		if (n > 0 && (items[1].revents & ZMQ_POLLIN))
