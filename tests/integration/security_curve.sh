@@ -87,6 +87,13 @@ AGENT_PID=$!
 PIDS+=("$AGENT_PID")
 wait_for "$TMP/ctld.log" 'node n1 registered' 5
 pass "vsched-agent with its key registered node n1"
+sed -e "s|$K/n1_secret|$K/stranger_secret|" -e "s|agent.sock|agent2.sock|" "$TMP/agent.conf" \
+	>"$TMP/agent2.conf"
+"$VS_BIN/vsched-agent" -f -c "$TMP/agent2.conf" >"$TMP/agent2.log" 2>&1 &
+PIDS+=("$!")
+wait_for "$TMP/agent2.log" 'controller link: handshake refused \(ZAP status 400\)' 5
+kill -TERM "$!"
+pass "vsched-agent with a key not in agents/: $(grep -m1 -o 'handshake refused.*' "$TMP/agent2.log")"
 sed -i 's/node_name = "n1"/node_name = "n2"/' "$TMP/agent.conf"
 "$VS_BIN/vsched-agent" -n -c "$TMP/agent.conf" >/dev/null 2>"$TMP/err" &&
 	fail "agent accepted a key made for another node"
