@@ -26,7 +26,7 @@
 
 int admin_open(struct ctld *d)
 {
-	int zero = 0, rc;
+	int zero = 0;
 	int64_t maxmsg = PADM_MAX_REQUEST;
 
 	d->admin = zmq_socket(d->zctx, ZMQ_ROUTER);
@@ -36,13 +36,7 @@ int admin_open(struct ctld *d)
 	}
 	zmq_setsockopt(d->admin, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_setsockopt(d->admin, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg));
-	rc = auth_secure(d, d->admin, AUTH_DOMAIN_ADMIN, d->cfg.admin);
-	if (rc < 0) {
-		log_warnx("admin socket: security options: %s", zmq_strerror(zmq_errno()));
-		return -1;
-	}
-	d->admin_secured = rc == 1;
-	if (d->admin_secured && auth_watch(d, d->admin, AUTH_DOMAIN_ADMIN) != 0)
+	if (auth_secure(d, d->admin, AUTH_DOMAIN_ADMIN, d->cfg.admin, &d->admin_secured) != 0)
 		return -1;
 	if (zmq_bind(d->admin, d->cfg.admin) != 0) {
 		log_warnx("cannot bind the admin endpoint %s: %s", d->cfg.admin,

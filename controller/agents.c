@@ -24,7 +24,7 @@
 
 int agents_open(struct ctld *d)
 {
-	int zero = 0, one = 1, rc;
+	int zero = 0, one = 1;
 	int64_t maxmsg = PCTL_MAX_FRAME;
 
 	d->agents = zmq_socket(d->zctx, ZMQ_ROUTER);
@@ -36,13 +36,7 @@ int agents_open(struct ctld *d)
 	/* a frame to a vanished agent fails (EHOSTUNREACH) instead of vanishing silently */
 	zmq_setsockopt(d->agents, ZMQ_ROUTER_MANDATORY, &one, sizeof(one));
 	zmq_setsockopt(d->agents, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg));
-	rc = auth_secure(d, d->agents, AUTH_DOMAIN_AGENTS, d->cfg.agents);
-	if (rc < 0) {
-		log_warnx("agents socket: security options: %s", zmq_strerror(zmq_errno()));
-		return -1;
-	}
-	d->agents_secured = rc == 1;
-	if (d->agents_secured && auth_watch(d, d->agents, AUTH_DOMAIN_AGENTS) != 0)
+	if (auth_secure(d, d->agents, AUTH_DOMAIN_AGENTS, d->cfg.agents, &d->agents_secured) != 0)
 		return -1;
 	if (zmq_bind(d->agents, d->cfg.agents) != 0) {
 		log_warnx("cannot bind the agents' endpoint %s: %s", d->cfg.agents,

@@ -347,7 +347,7 @@ int auth_open(struct ctld *d)
 
 /* Handshakes that failed before the ZAP stage (a client without CURVE, a wrong server
  * key, a broken greeting) on the socket of domain: its monitor, read by the loop. */
-int auth_watch(struct ctld *d, void *sock, const char *domain)
+static int auth_watch(struct ctld *d, void *sock, const char *domain)
 {
 	int k = strcmp(domain, AUTH_DOMAIN_AGENTS) == 0 ? 0 : 1, zero = 0;
 	char ep[64];
@@ -401,7 +401,8 @@ void auth_close(struct ctld *d)
 	auth_free(&d->auth);
 }
 
-int auth_secure(struct ctld *d, void *sock, const char *domain, const char *endpoint)
+/* The options of auth_secure; 1 secured, 0 open, -1 error (zmq_errno). */
+static int secure_options(struct ctld *d, void *sock, const char *domain, const char *endpoint)
 {
 	int one = 1, ivl = (int)(d->cfg.handshake_timeout / NSEC_PER_MSEC);
 	bool tcp = curve_endpoint_tcp(endpoint), ipc = strncmp(endpoint, "ipc://", 6) == 0;
@@ -425,6 +426,18 @@ int auth_secure(struct ctld *d, void *sock, const char *domain, const char *endp
 	            zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, d->auth.sec, CURVE_Z85_LEN) != 0))
 		return -1;
 	return 1;
+}
+
+int auth_secure(struct ctld *d, void *sock, const char *domain, const char *endpoint, bool *secured)
+{
+	int rc = secure_options(d, sock, domain, endpoint);
+
+	if (rc < 0) {
+		log_warnx("%s socket: security options: %s", domain, zmq_strerror(zmq_errno()));
+		return -1;
+	}
+	*secured = rc == 1;
+	return *secured ? auth_watch(d, sock, domain) : 0;
 }
 
 /* One ZAP request from parts (n frames): the reply. */

@@ -641,9 +641,11 @@ const struct auth_key *auth_find(const struct auth *a, const char *pub);
 /* Binds the ZAP handler (before any other socket binds). 0 or -1 (logged). */
 int auth_open(struct ctld *d);
 void auth_close(struct ctld *d);
-/* Sets the security options of sock (domain AUTH_DOMAIN_*) before it binds endpoint:
- * returns 1 when its connections are authenticated, 0 when open, -1 on error. */
-int auth_secure(struct ctld *d, void *sock, const char *domain, const char *endpoint);
+/* Sets the security options of sock (domain AUTH_DOMAIN_*) before it binds endpoint and
+ * watches its failed handshakes; *secured: its connections are authenticated. 0 or -1
+ * (logged). */
+int auth_secure(struct ctld *d, void *sock, const char *domain, const char *endpoint,
+                bool *secured);
 /* The ZAP handler's decision (see auth.c): 200 (user set) or 400 (why set). */
 int auth_decide(struct auth *a, const char *domain, const char *address, const char *mech,
                 const uint8_t *cred, size_t credlen, char *user, size_t ulen, char *why,
@@ -651,9 +653,6 @@ int auth_decide(struct auth *a, const char *domain, const char *address, const c
 /* Role of the connection a received message m came by (*name: node or admin key name);
  * secured: the socket authenticates (else AUTH_OPEN). */
 uint8_t auth_role(const struct auth *a, bool secured, zmq_msg_t *m, const char **name);
-/* Watches sock's handshakes that fail before the ZAP stage (auth_monitor_recv logs
- * them); 0 or -1 (logged). The secured sockets call it when they open. */
-int auth_watch(struct ctld *d, void *sock, const char *domain);
 /* Reads monitor k (0: agents, 1: admin): each failed handshake counted, logged at most once
  * a minute per endpoint. */
 void auth_monitor_recv(struct ctld *d, int k, mono_ns now);
