@@ -209,7 +209,8 @@ uint8_t auth_role(const struct auth *a, bool secured, zmq_msg_t *m, const char *
 		return AUTH_OPEN;
 	if (uid == NULL)
 		return AUTH_NONE;
-	if (strncmp(uid, UID_PREFIX, strlen(UID_PREFIX)) == 0) {
+	/* a key is 40 characters (and may itself start with "uid:"); "uid:N" is shorter */
+	if (strlen(uid) < CURVE_Z85_LEN && strncmp(uid, UID_PREFIX, strlen(UID_PREFIX)) == 0) {
 		*name = ipc_name; /* only the ipc peer check gives these */
 		return AUTH_ADMIN_FULL;
 	}
@@ -243,8 +244,11 @@ static void log_refusal(struct auth *a, const char *who, const char *why, mono_n
 		memset(r, 0, sizeof(*r));
 		text_fmt(r->who, sizeof(r->who), "%s", who);
 	}
-	log_warnx("refused %s: %s%s", who, why,
-	          r->suppressed ? " (and more times since the last line, not logged)" : "");
+	if (r->suppressed)
+		log_warnx("refused %s: %s (and %llu more time(s) since the last line)", who, why,
+		          (unsigned long long)r->suppressed);
+	else
+		log_warnx("refused %s: %s", who, why);
 	r->at = now;
 	r->suppressed = 0;
 }
