@@ -67,8 +67,8 @@ EOF
 	under=$(fa victim ping "$S" 10)
 	wait "$FP"
 	flood=$(cat "$TMP/flood.out")
-	dropped=$(grep -o 'node flooder: over agent_msg_rate ([0-9]*/s): [0-9]*' "$TMP/ctld.log" |
-		tail -1 | awk '{ print $NF }')
+	dropped=$({ grep -o 'node flooder: over agent_msg_rate ([0-9]*/s): [0-9]*' "$TMP/ctld.log" ||
+		true; } | tail -1 | awk '{ print $NF }')
 	ms() { awk -v a="$(field p50_us "$1")" -v b="$(field p99_us "$1")" -v c="$(field max_us "$1")" \
 		'BEGIN { printf "%.1f / %.1f / %.1f", a / 1000, b / 1000, c / 1000 }'; }
 	printf '| %s | %s | %s | %s | %s | %s |\n' "$rate" \

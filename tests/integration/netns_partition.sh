@@ -1,7 +1,7 @@
 # netns_partition: a node cut off from the controller for 10 s and back (tests/helpers/
 # netns_lib.sh: two namespace-nodes, the agents linked to the controller by CURVE over a
 # veth network). A job with one rank on each node (idle processes under `vschedctl job
-# run`; R_max given) at 30 %:
+# run` + ctlpeer push: REGISTER; R_max given) at 30 %:
 #  - before: both nodes hold the same reservation, the job's committed constraint;
 #  - node2's switch port goes down for 10 s: the controller shows node2 down; node2's
 #    reservation stays in force meanwhile (its agent keeps constraints while the link is
@@ -22,6 +22,7 @@ need_root
 command -v ip >/dev/null 2>&1 || skip "the 'ip' command (iproute2) is missing"
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (one per node)"
 command -v jq >/dev/null 2>&1 || skip "needs jq"
+[ -x "$VS_BIN/ctlpeer" ] || skip "ctlpeer not built"
 
 NETNS_PREFIX="vs-p$$-"
 NETNS_STATE="$TMP/netns"
@@ -63,7 +64,9 @@ grep -q 'agents: listening on tcp://.* (CURVE' "$NETNS_STATE/ctl/controller.log"
 	fail "the controller's agents' endpoint is not CURVE"
 npass "2 namespace-nodes up, agents over CURVE to $(netns_agents_ep)"
 
-netns_run_prog jobP 1 sleep 120 || fail "jobP did not start"
+# each rank registers itself with its node's agent (ctlpeer push: REGISTER self) and idles
+netns_run_prog jobP 1 "$VS_BIN/ctlpeer" push "ipc://$NETNS_STATE/{node}/agent.sock" \
+	"register:a00{rank}:jobP:{rank}:self" sleep:120000 || fail "jobP did not start"
 netns_wait_until 15 netns_job_is jobP ranks 2 || fail "jobP's 2 ranks not seen"
 netns_actl job set jobP --rmax 1000 >/dev/null || fail "job set --rmax refused"
 netns_actl rate jobP 30 >/dev/null || fail "rate jobP 30 refused"
