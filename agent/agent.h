@@ -53,6 +53,12 @@ struct agent_config {
 	uint8_t park;                /* enum vsp_park for processes the agent adds */
 	int max_procs;
 	char resctrl_root[AGENT_ENDPOINT_MAX];
+	/* security (docs/security.md) */
+	char curve_key[AGENT_ENDPOINT_MAX];      /* this node's secret certificate; "": none */
+	char controller_key[AGENT_ENDPOINT_MAX]; /* the controller's public certificate */
+	bool insecure; /* a non-loopback controller without keys is allowed */
+	/* loaded from those files by agent_config_check (Z85; "" without CURVE) */
+	char curve_pub[41], curve_sec[41], curve_server[41];
 };
 
 /* Sliding-window average of a byte counter (MemBUS: mean of the last w windows). */
@@ -225,6 +231,7 @@ struct agent_counters {
 	uint64_t app_ok, app_short, app_long, app_type, app_version, app_bad;
 	uint64_t app_unknown_handle, app_foreign_pid, app_unknown_job, app_full;
 	uint64_t ctl_ok, ctl_short, ctl_long, ctl_type, ctl_version, ctl_bad, ctl_multipart;
+	uint64_t ctl_auth_failed; /* handshakes the controller refused (CURVE key) */
 	uint64_t ctl_unknown_job, ctl_stale;
 	uint64_t rates_sent, rates_dropped, reports_lost;
 	uint64_t hellos, registrations, link_losses;
@@ -252,6 +259,7 @@ struct ctl_link {
 	uint64_t prev_instance; /* at the registration before */
 	bool new_instance;      /* the last registration was with another controller instance */
 	uint64_t nrefused;      /* frames refused (log_warnx_limited) */
+	uint64_t nauth;         /* handshakes refused (log_warnx_limited) */
 };
 
 struct vsc {
@@ -299,8 +307,9 @@ struct agent_gone {
 void agent_config_defaults(struct agent_config *cfg);
 /* Loads path over the defaults; on error why names the key. Returns 0 or -1. */
 int agent_config_load(const char *path, struct agent_config *cfg, char *why, size_t whylen);
-/* Checks values that may also come from the command line. Returns 0 or -1 with why. */
-int agent_config_check(const struct agent_config *cfg, char *why, size_t whylen);
+/* Checks values that may also come from the command line and loads the CURVE keys
+ * (curve_pub, curve_sec, curve_server). Returns 0 or -1 with why. */
+int agent_config_check(struct agent_config *cfg, char *why, size_t whylen);
 /* Prints cfg normalised, in libconfig syntax (vsched-agent -n). */
 void agent_config_print(FILE *f, const struct agent_config *cfg);
 /* One line per key (name, type, default, range, description): vsched-agent --config-keys,

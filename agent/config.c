@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cfgutil.h"
+#include "curve.h"
 #include "text.h"
 
 #define MS  (1e6)
@@ -91,6 +92,13 @@ static const struct cfg_key keys[] = {
      "most managed processes on this node", NULL, NULL, NULL, NULL, NULL, NULL},
     STR("resctrl_root", resctrl_root, "\"/sys/fs/resctrl\"", NULL,
         "where resctrl is mounted (memory bandwidth monitoring, where the CPU offers it)"),
+    STR("curve_key", curve_key, "\"\"", "path or \"\"",
+        "this node's secret CURVE certificate (vschedctl keygen --node NAME)"),
+    STR("controller_key", controller_key, "\"\"", "path or \"\"",
+        "the controller's public CURVE certificate (with curve_key)"),
+    {"insecure", CFG_BOOL, F(insecure), "false", 0, 0, NULL,
+     "allow a non-loopback controller without keys (the link is then unauthenticated)", NULL, NULL,
+     NULL, NULL, NULL, NULL},
     {NULL, CFG_STRING, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -113,7 +121,48 @@ static bool endpoint_ok(const char *e, bool tcp_only)
 	return strncmp(e, "ipc://", 6) == 0 && e[6] != '\0';
 }
 
-int agent_config_check(const struct agent_config *cfg, char *why, size_t whylen)
+/* The CURVE keys into cfg, and the rule: a non-loopback controller needs them (or
+ * insecure). 0 or -1 with why. */
+static int check_keys(struct agent_config *cfg, char *why, size_t whylen)
+{
+	struct curve_cert mine, ctl;
+	char r[400];
+
+	cfg->curve_pub[0] = cfg->curve_sec[0] = cfg->curve_server[0] = '\0';
+	if ((cfg->curve_key[0] == '\0') != (cfg->controller_key[0] == '\0')) {
+		text_fmt(why, whylen, "%s: needs %s too",
+		         cfg->curve_key[0] ? "curve_key" : "controller_key",
+		         cfg->curve_key[0] ? "controller_key" : "curve_key");
+		return -1;
+	}
+	if (cfg->curve_key[0] == '\0') {
+		if (cfg->insecure || curve_endpoint_local(cfg->controller))
+			return 0;
+		text_fmt(
+		    why, whylen,
+		    "controller: %s is not loopback and no curve_key is set (set curve_key and "
+		    "controller_key, or insecure = true to run unauthenticated)",
+		    cfg->controller);
+		return -1;
+	}
+	if (curve_cert_load(cfg->curve_key, true, &mine, r, sizeof(r)) != 0 ||
+	    curve_cert_load(cfg->controller_key, false, &ctl, r, sizeof(r)) != 0) {
+		text_fmt(why, whylen, "%s: %s", mine.pub[0] ? "controller_key" : "curve_key", r);
+		return -1;
+	}
+	if (mine.node[0] != '\0' && strcmp(mine.node, cfg->node) != 0) {
+		text_fmt(why, whylen, "curve_key: the key is for node %s, not %s", mine.node,
+		         cfg->node);
+		return -1;
+	}
+	memcpy(cfg->curve_pub, mine.pub, sizeof(cfg->curve_pub));
+	memcpy(cfg->curve_sec, mine.sec, sizeof(cfg->curve_sec));
+	memcpy(cfg->curve_server, ctl.pub, sizeof(cfg->curve_server));
+	memset(&mine, 0, sizeof(mine));
+	return 0;
+}
+
+int agent_config_check(struct agent_config *cfg, char *why, size_t whylen)
 {
 	char rwhy[160];
 
@@ -152,7 +201,7 @@ int agent_config_check(const struct agent_config *cfg, char *why, size_t whylen)
 			return -1;
 		}
 	}
-	return 0;
+	return check_keys(cfg, why, whylen);
 }
 
 int agent_config_load(const char *path, struct agent_config *cfg, char *why, size_t whylen)

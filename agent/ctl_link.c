@@ -45,8 +45,18 @@ int ctl_open(struct agent *a)
 	/* ZMTP heartbeats find a dead TCP peer (host gone, no RST) and drop the connection. */
 	zmq_setsockopt(c->sock, ZMQ_HEARTBEAT_IVL, &hb_ms, sizeof(hb_ms));
 	zmq_setsockopt(c->sock, ZMQ_HEARTBEAT_TIMEOUT, &hb_to, sizeof(hb_to));
+	/* CURVE: the controller is authenticated by its public key, this node by its own */
+	if (a->cfg.curve_sec[0] != '\0' &&
+	    (zmq_setsockopt(c->sock, ZMQ_CURVE_SERVERKEY, a->cfg.curve_server, 40) != 0 ||
+	     zmq_setsockopt(c->sock, ZMQ_CURVE_PUBLICKEY, a->cfg.curve_pub, 40) != 0 ||
+	     zmq_setsockopt(c->sock, ZMQ_CURVE_SECRETKEY, a->cfg.curve_sec, 40) != 0)) {
+		log_warnx("controller link: CURVE keys: %s", zmq_strerror(zmq_errno()));
+		goto fail;
+	}
 	if (zmq_socket_monitor(c->sock, MON_ENDPOINT,
-	                       ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) != 0)
+	                       ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0)
 		goto fail;
 	c->mon = zmq_socket(a->zctx, ZMQ_PAIR);
 	if (!c->mon || zmq_connect(c->mon, MON_ENDPOINT) != 0)
@@ -58,7 +68,8 @@ int ctl_open(struct agent *a)
 		goto fail;
 	}
 	c->state = CTL_DOWN;
-	log_info("controller link: connecting to %s as node %s", a->cfg.controller, a->cfg.node);
+	log_info("controller link: connecting to %s as node %s%s", a->cfg.controller, a->cfg.node,
+	         a->cfg.curve_sec[0] ? " (CURVE)" : "");
 	return 0;
 fail:
 	ctl_close(a);
@@ -147,14 +158,17 @@ void ctl_on_monitor(struct agent *a)
 	for (;;) {
 		zmq_msg_t ev, addr;
 		uint16_t event = 0;
+		uint32_t value = 0;
 
 		zmq_msg_init(&ev);
 		if (zmq_msg_recv(&ev, a->ctl.mon, ZMQ_DONTWAIT) < 0) {
 			zmq_msg_close(&ev);
 			return;
 		}
-		if (zmq_msg_size(&ev) >= 6)
+		if (zmq_msg_size(&ev) >= 6) {
 			memcpy(&event, zmq_msg_data(&ev), sizeof(event)); /* host order */
+			memcpy(&value, (const uint8_t *)zmq_msg_data(&ev) + 2, sizeof(value));
+		}
 		zmq_msg_close(&ev);
 		zmq_msg_init(&addr); /* second frame: the endpoint */
 		zmq_msg_recv(&addr, a->ctl.mon, ZMQ_DONTWAIT);
@@ -163,6 +177,17 @@ void ctl_on_monitor(struct agent *a)
 			log_info("controller link: connected to %s", a->cfg.controller);
 			a->ctl.connected = true;
 			send_hello(a, mono_now());
+		} else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ||
+		           event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+			/* the controller refused this node's key (or the security mechanism) */
+			a->cnt.ctl_auth_failed++;
+			log_warnx_limited(&a->ctl.nauth,
+			                  "controller link: handshake refused (%s %u): "
+			                  "is this node's public key in the controller's agents/?",
+			                  event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+			                      ? "ZAP status"
+			                      : "protocol error",
+			                  value);
 		} else if (event == ZMQ_EVENT_DISCONNECTED) {
 			link_lost(a, "disconnected");
 			a->ctl.connected = false;

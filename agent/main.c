@@ -55,7 +55,7 @@ void agent_log_stats(const struct agent *a)
 	         "ctl_bad=%llu ctl_multipart=%llu) "
 	         "constraints=%llu/%llu refused (unknown_job=%llu stale=%llu) rates=%llu "
 	         "dropped=%llu lost=%llu registrations=%llu link_losses=%llu vsched_errors=%llu "
-	         "epochs=%llu epochs_applied=%llu net_unavailable=%llu",
+	         "epochs=%llu epochs_applied=%llu net_unavailable=%llu auth_refused=%llu",
 	         registry_nprocs(a), (unsigned long long)c->app_ok,
 	         (unsigned long long)(c->app_short + c->app_long + c->app_type + c->app_version +
 	                              c->app_bad + c->app_unknown_handle + c->app_foreign_pid +
@@ -76,7 +76,7 @@ void agent_log_stats(const struct agent *a)
 	         (unsigned long long)c->reports_lost, (unsigned long long)c->registrations,
 	         (unsigned long long)c->link_losses, (unsigned long long)c->vsched_errors,
 	         (unsigned long long)c->epochs, (unsigned long long)c->epochs_applied,
-	         (unsigned long long)c->net_unavailable);
+	         (unsigned long long)c->net_unavailable, (unsigned long long)c->ctl_auth_failed);
 }
 
 static int calibrate(void)

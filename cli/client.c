@@ -26,8 +26,8 @@ int client_request(const char *endpoint, const struct vsp_request *req, struct v
 		fprintf(stderr, "vschedctl: cannot encode the request: %s\n", strerror(-len));
 		return CLI_EXIT_FAIL;
 	}
-	rc = zreq_exchange(endpoint, buf, (size_t)len, CLI_TIMEOUT_MS, (int64_t)CLIENT_MAX_REPLY,
-	                   &msg, why, sizeof(why));
+	rc = zreq_exchange(endpoint, NULL, buf, (size_t)len, CLI_TIMEOUT_MS,
+	                   (int64_t)CLIENT_MAX_REPLY, &msg, why, sizeof(why));
 	if (rc == ZREQ_NOANSWER && why[0] == '\0') {
 		fprintf(stderr, "vschedctl: no answer from %s (is vsched running?)\n", endpoint);
 		return CLI_EXIT_NOANSWER;

@@ -27,6 +27,7 @@
 #define MAX_REPLY         (64 * 1024 * 1024)
 
 const char *ctladmin_endpoint = CTL_DEFAULT_CONTROLLER;
+const struct zreq_curve *ctladmin_curve;
 
 void ctladmin_usage(FILE *f)
 {
@@ -57,8 +58,8 @@ int ctladmin_request(const char *endpoint, const struct padm_request *q, struct 
 		fprintf(stderr, "vschedctl: cannot encode the request: %s\n", strerror(-len));
 		return CLI_EXIT_FAIL;
 	}
-	rc = zreq_exchange(endpoint, buf, (size_t)len, timeout_ms, MAX_REPLY, &msg, why,
-	                   sizeof(why));
+	rc = zreq_exchange(endpoint, ctladmin_curve, buf, (size_t)len, timeout_ms, MAX_REPLY, &msg,
+	                   why, sizeof(why));
 	if (rc == ZREQ_NOANSWER) {
 		if (!quiet && why[0] == '\0')
 			fprintf(stderr,

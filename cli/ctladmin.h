@@ -13,13 +13,18 @@
 #include <stdio.h>
 
 #include "proto_admin.h"
+#include "zreq.h"
 
 #define CTL_DEFAULT_CONTROLLER "tcp://127.0.0.1:7711"
 #define CTL_CONTROLLER_ENV     "VSCHED_CONTROLLER"
+#define CTL_KEY_ENV            "VSCHED_KEY"            /* -k: the admin's secret certificate */
+#define CTL_SERVER_KEY_ENV     "VSCHED_CONTROLLER_KEY" /* the controller's public one */
 
 /* cmd_ctl.c */
 /* The controller's endpoint (main sets it from -C / the environment / the default). */
 extern const char *ctladmin_endpoint;
+/* The CURVE keys for it (NULL: none; main sets them from -k / --controller-key). */
+extern const struct zreq_curve *ctladmin_curve;
 int cmd_rate(const char *controller, int argc, char **argv);
 int cmd_node(const char *controller, int argc, char **argv);
 int cmd_top(const char *controller, int argc, char **argv);
@@ -28,6 +33,12 @@ int cmd_top(const char *controller, int argc, char **argv);
 int cmd_job_list(const char *vsched_endpoint, int argc, char **argv);
 int cmd_job_show(const char *vsched_endpoint, int argc, char **argv);
 int cmd_job_set(const char *vsched_endpoint, int argc, char **argv);
+/* keygen.c */
+int cmd_keygen(int argc, char **argv);
+/* The admin's keys from key (secret certificate) and server (the controller's public
+ * one), both or neither: 0 with *out set, 1 when neither is given, else prints one line
+ * and returns CLI_EXIT_USAGE. */
+int ctladmin_keys(const char *key, const char *server, struct zreq_curve *out);
 /* Usage lines of these commands. */
 void ctladmin_usage(FILE *f);
 /*

@@ -2,6 +2,7 @@
 #include "zreq.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,34 +50,79 @@ static long ms_left(mono_ns deadline)
 	return (long)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
 }
 
-/* Waits for events on sock until deadline. Returns 1 ready, 0 timed out, -1 error. */
-static int wait_ready(void *sock, short events, mono_ns deadline)
+#define MON_ENDPOINT "inproc://zreq-monitor" /* one context per exchange */
+
+/* A handshake refusal reported by the monitor? */
+static bool refused(void *mon)
 {
-	zmq_pollitem_t item = {.socket = sock, .events = events};
+	bool yes = false;
 
 	for (;;) {
-		int rc = zmq_poll(&item, 1, ms_left(deadline));
+		zmq_msg_t ev;
+		uint16_t event = 0;
+		int more;
+
+		zmq_msg_init(&ev);
+		if (zmq_msg_recv(&ev, mon, ZMQ_DONTWAIT) < 0) {
+			zmq_msg_close(&ev);
+			return yes;
+		}
+		if (zmq_msg_size(&ev) >= 6)
+			memcpy(&event, zmq_msg_data(&ev), sizeof(event));
+		more = zmq_msg_more(&ev);
+		zmq_msg_close(&ev);
+		if (more) { /* the endpoint frame */
+			zmq_msg_init(&ev);
+			zmq_msg_recv(&ev, mon, ZMQ_DONTWAIT);
+			zmq_msg_close(&ev);
+		}
+		yes |= event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ||
+		       event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
+	}
+}
+
+/* Waits for events on sock until deadline. Returns 1 ready, 0 timed out, -1 error, -2
+ * refused at the handshake (mon). */
+static int wait_ready(void *sock, void *mon, short events, mono_ns deadline)
+{
+	zmq_pollitem_t item[2] = {{.socket = sock, .events = events},
+	                          {.socket = mon, .events = ZMQ_POLLIN}};
+
+	for (;;) {
+		int rc = zmq_poll(item, mon ? 2 : 1, ms_left(deadline));
 
 		if (rc < 0 && zmq_errno() == EINTR)
 			continue;
 		if (rc < 0)
 			return -1;
-		if (item.revents & events)
+		if (item[0].revents & events)
 			return 1;
+		if (mon && (item[1].revents & ZMQ_POLLIN) && refused(mon))
+			return -2;
 		if (ms_left(deadline) == 0)
 			return 0;
 	}
 }
 
-/* The socket, connected. Returns ZREQ_OK or the status with why. */
-static int open_req(void *ctx, const char *endpoint, int64_t maxmsg, void **sock, char *why,
-                    size_t whylen)
+/* The socket (with its handshake monitor), connected. Returns ZREQ_OK or the status with
+ * why. */
+static int open_req(void *ctx, const char *endpoint, const struct zreq_curve *curve, int64_t maxmsg,
+                    void **sock, void **mon, char *why, size_t whylen)
 {
 	int linger = 0;
 
 	*sock = zmq_socket(ctx, ZMQ_REQ);
 	if (*sock == NULL || zmq_setsockopt(*sock, ZMQ_LINGER, &linger, sizeof(linger)) != 0 ||
-	    zmq_setsockopt(*sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) != 0) {
+	    zmq_setsockopt(*sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) != 0 ||
+	    (curve != NULL && (zmq_setsockopt(*sock, ZMQ_CURVE_SERVERKEY, curve->server, 40) != 0 ||
+	                       zmq_setsockopt(*sock, ZMQ_CURVE_PUBLICKEY, curve->pub, 40) != 0 ||
+	                       zmq_setsockopt(*sock, ZMQ_CURVE_SECRETKEY, curve->sec, 40) != 0)) ||
+	    zmq_socket_monitor(*sock, MON_ENDPOINT,
+	                       ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0 ||
+	    (*mon = zmq_socket(ctx, ZMQ_PAIR)) == NULL ||
+	    zmq_setsockopt(*mon, ZMQ_LINGER, &linger, sizeof(linger)) != 0 ||
+	    zmq_connect(*mon, MON_ENDPOINT) != 0) {
 		text_fmt(why, whylen, "zmq socket: %s", zmq_strerror(zmq_errno()));
 		return ZREQ_FAILED;
 	}
@@ -89,15 +135,22 @@ static int open_req(void *ctx, const char *endpoint, int64_t maxmsg, void **sock
 }
 
 /* Send, then one whole reply, both before deadline. */
-static int exchange(void *sock, const void *req, size_t len, mono_ns deadline, zmq_msg_t *reply,
-                    const char *endpoint, char *why, size_t whylen)
+static int exchange(void *sock, void *mon, const void *req, size_t len, mono_ns deadline,
+                    zmq_msg_t *reply, const char *endpoint, char *why, size_t whylen)
 {
-	int rc = wait_ready(sock, ZMQ_POLLOUT, deadline);
+	int rc = wait_ready(sock, mon, ZMQ_POLLOUT, deadline);
 
 	if (rc == 1)
 		rc = zmq_send(sock, req, len, ZMQ_DONTWAIT) == (int)len ? 1 : -1;
 	if (rc == 1)
-		rc = wait_ready(sock, ZMQ_POLLIN, deadline);
+		rc = wait_ready(sock, mon, ZMQ_POLLIN, deadline);
+	if (rc == -2) {
+		text_fmt(why, whylen,
+		         "%s refused the connection at the handshake (key not allowed, "
+		         "or not an allowed local user)",
+		         endpoint);
+		return ZREQ_REFUSED;
+	}
 	if (rc == 0 || (rc < 0 && zmq_errno() == EAGAIN))
 		return ZREQ_NOANSWER;
 	if (rc < 0) {
@@ -117,11 +170,11 @@ static int exchange(void *sock, const void *req, size_t len, mono_ns deadline, z
 	return ZREQ_OK;
 }
 
-int zreq_exchange(const char *endpoint, const void *req, size_t len, int timeout_ms, int64_t maxmsg,
-                  zmq_msg_t *reply, char *why, size_t whylen)
+int zreq_exchange(const char *endpoint, const struct zreq_curve *curve, const void *req, size_t len,
+                  int timeout_ms, int64_t maxmsg, zmq_msg_t *reply, char *why, size_t whylen)
 {
 	mono_ns deadline = mono_now() + (mono_ns)timeout_ms * NSEC_PER_MSEC;
-	void *ctx, *sock = NULL;
+	void *ctx, *sock = NULL, *mon = NULL;
 	int rc = ipc_precheck(endpoint, why, whylen);
 
 	if (rc != ZREQ_OK)
@@ -131,11 +184,15 @@ int zreq_exchange(const char *endpoint, const void *req, size_t len, int timeout
 		text_fmt(why, whylen, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
 		return ZREQ_FAILED;
 	}
-	rc = open_req(ctx, endpoint, maxmsg, &sock, why, whylen);
+	rc = open_req(ctx, endpoint, curve, maxmsg, &sock, &mon, why, whylen);
 	if (rc == ZREQ_OK)
-		rc = exchange(sock, req, len, deadline, reply, endpoint, why, whylen);
-	if (sock != NULL)
+		rc = exchange(sock, mon, req, len, deadline, reply, endpoint, why, whylen);
+	if (sock != NULL) {
+		zmq_socket_monitor(sock, NULL, 0);
 		zmq_close(sock);
+	}
+	if (mon != NULL)
+		zmq_close(mon);
 	zmq_ctx_term(ctx);
 	return rc;
 }

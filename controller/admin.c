@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "log.h"
@@ -35,6 +36,8 @@ int admin_open(struct ctld *d)
 	}
 	zmq_setsockopt(d->admin, ZMQ_LINGER, &zero, sizeof(zero));
 	zmq_setsockopt(d->admin, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg));
+	if (auth_secure(d, d->admin, AUTH_DOMAIN_ADMIN, d->cfg.admin, &d->admin_secured) != 0)
+		return -1;
 	if (zmq_bind(d->admin, d->cfg.admin) != 0) {
 		log_warnx("cannot bind the admin endpoint %s: %s", d->cfg.admin,
 		          zmq_strerror(zmq_errno()));
@@ -42,10 +45,17 @@ int admin_open(struct ctld *d)
 	}
 	size_t len = sizeof(d->cfg.admin);
 	zmq_getsockopt(d->admin, ZMQ_LAST_ENDPOINT, d->cfg.admin, &len);
-	/* an ipc admin socket is for the administrator only, like vsched's own */
-	if (strncmp(d->cfg.admin, "ipc://", 6) == 0)
-		chmod(d->cfg.admin + 6, 0600);
-	log_info("admin: listening on %s", d->cfg.admin);
+	/* an ipc admin socket is for the administrator (and admin_group) only; the peer's
+	 * uid is checked too (auth.c), which also covers abstract sockets (ipc://@name) */
+	if (strncmp(d->cfg.admin, "ipc://", 6) == 0 && d->cfg.admin[6] != '@') {
+		if (d->auth.has_group && chown(d->cfg.admin + 6, (uid_t)-1, d->auth.admin_gid) != 0)
+			log_warn("admin socket: chown to admin_group");
+		chmod(d->cfg.admin + 6, d->auth.has_group ? 0660 : 0600);
+	}
+	log_info("admin: listening on %s%s", d->cfg.admin,
+	         !d->admin_secured                  ? ""
+	         : curve_endpoint_tcp(d->cfg.admin) ? " (CURVE, admins/ allow-list)"
+	                                            : " (peer credentials checked)");
 	return 0;
 }
 
@@ -129,8 +139,15 @@ static void on_job_request(struct ctld *d, const uint8_t *cid, size_t cidlen,
 	outbox_status(d, cid, cidlen, rc, why);
 }
 
+/* Read-only requests: what a read-only admin key may ask. */
+static bool read_only(uint8_t type)
+{
+	return type == PADM_JOB_LIST || type == PADM_NODE_LIST || type == PADM_STATUS ||
+	       type == PADM_JOB_SHOW;
+}
+
 static void handle(struct ctld *d, const uint8_t *cid, size_t cidlen, const uint8_t *buf,
-                   size_t len, mono_ns now)
+                   size_t len, uint8_t role, const char *who, mono_ns now)
 {
 	struct padm_request q;
 	char why[PADM_REASON_MAX + 1];
@@ -140,6 +157,15 @@ static void handle(struct ctld *d, const uint8_t *cid, size_t cidlen, const uint
 	if (rc != 0) {
 		log_warnx("admin: bad request refused: %s", why);
 		outbox_status(d, cid, cidlen, rc, why);
+		return;
+	}
+	if (role != AUTH_OPEN && role != AUTH_ADMIN_FULL &&
+	    !(role == AUTH_ADMIN_READ && read_only(q.type))) {
+		text_fmt(why, sizeof(why), "%s",
+		         role == AUTH_ADMIN_READ ? "permission denied: a read-only admin key"
+		                                 : "permission denied: key not allowed");
+		log_warnx("admin: %s by %s refused: %s", padm_type_name(q.type), who, why);
+		outbox_status(d, cid, cidlen, -EACCES, why);
 		return;
 	}
 	log_debug("admin: %s %s", padm_type_name(q.type), q.job);
@@ -175,10 +201,14 @@ void admin_recv(struct ctld *d, mono_ns now)
 		if (n == ZMSG_NONE)
 			return;
 		/* [id][empty][frame] from a REQ socket; anything else is dropped */
-		if (n == 3 && zmq_msg_size(&part[1]) == 0 && zmq_msg_size(&part[0]) <= CTLD_ID_MAX)
+		if (n == 3 && zmq_msg_size(&part[1]) == 0 &&
+		    zmq_msg_size(&part[0]) <= CTLD_ID_MAX) {
+			const char *who;
+			uint8_t role = auth_role(&d->auth, d->admin_secured, &part[2], &who);
+
 			handle(d, zmq_msg_data(&part[0]), zmq_msg_size(&part[0]),
-			       zmq_msg_data(&part[2]), zmq_msg_size(&part[2]), now);
-		else
+			       zmq_msg_data(&part[2]), zmq_msg_size(&part[2]), role, who, now);
+		} else
 			log_warnx("admin: malformed envelope dropped");
 		zmsg_close(part, n);
 	}

@@ -36,6 +36,8 @@ int agents_open(struct ctld *d)
 	/* a frame to a vanished agent fails (EHOSTUNREACH) instead of vanishing silently */
 	zmq_setsockopt(d->agents, ZMQ_ROUTER_MANDATORY, &one, sizeof(one));
 	zmq_setsockopt(d->agents, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg));
+	if (auth_secure(d, d->agents, AUTH_DOMAIN_AGENTS, d->cfg.agents, &d->agents_secured) != 0)
+		return -1;
 	if (zmq_bind(d->agents, d->cfg.agents) != 0) {
 		log_warnx("cannot bind the agents' endpoint %s: %s", d->cfg.agents,
 		          zmq_strerror(zmq_errno()));
@@ -44,7 +46,8 @@ int agents_open(struct ctld *d)
 	/* "tcp://127.0.0.1:*": the port the system chose (tests parse this line) */
 	size_t len = sizeof(d->cfg.agents);
 	zmq_getsockopt(d->agents, ZMQ_LAST_ENDPOINT, d->cfg.agents, &len);
-	log_info("agents: listening on %s", d->cfg.agents);
+	log_info("agents: listening on %s%s", d->cfg.agents,
+	         d->agents_secured ? " (CURVE, agents/ allow-list)" : "");
 	return 0;
 }
 
@@ -149,13 +152,22 @@ static void queue_epoch(struct ctld *d, struct node *n)
 	         (unsigned long long)(d->plan.epoch_ns % NSEC_PER_SEC));
 }
 
-/* NODE_HELLO: register (or re-register) the node under this connection. */
+/* NODE_HELLO: register (or re-register) the node under this connection. key: the node
+ * name the connection's key is bound to, NULL on an open endpoint. */
 static void on_hello(struct ctld *d, const uint8_t *id, size_t idlen, const struct pctl_hello *h,
-                     mono_ns now)
+                     const char *key, mono_ns now)
 {
 	struct pctl_msg m;
+	char why[PCTL_REASON_MAX + 1];
 	int i;
 
+	if (key != NULL && strcmp(key, h->node) != 0) {
+		text_fmt(why, sizeof(why), "this key may register node %s only", key);
+		log_warnx_limited(&d->bad_msgs, "node %s refused: its key is bound to node %s",
+		                  h->node, key);
+		refuse_conn(d, id, idlen, -EACCES, why);
+		return;
+	}
 	if (h->proto_version != PCTL_VERSION) {
 		log_warnx("node %s: protocol version %u refused", h->node, h->proto_version);
 		refuse_conn(d, id, idlen, -EPROTO, "protocol version not supported");
@@ -205,27 +217,65 @@ static void on_node_msg(struct ctld *d, int i, const struct pctl_msg *m, mono_ns
 	}
 }
 
+/* Node i may send one more message now (agent_msg_rate, a token bucket of 1 s); the rest
+ * are dropped and counted, so that a flooding node cannot take the others' turn. */
+static bool within_rate(struct ctld *d, int i, mono_ns now)
+{
+	struct node *n = d->nodes[i];
+	double rate = (double)d->cfg.agent_msg_rate;
+
+	if (rate <= 0)
+		return true;
+	if (n->tokens_at == 0) /* a new node starts with a full bucket */
+		n->tokens_at = now - NSEC_PER_SEC;
+	n->tokens += (double)(now - n->tokens_at) / NSEC_PER_SEC * rate;
+	n->tokens = n->tokens > rate ? rate : n->tokens;
+	n->tokens_at = now;
+	if (n->tokens >= 1.0) {
+		n->tokens -= 1.0;
+		return true;
+	}
+	n->dropped++;
+	log_warnx_limited(&n->nlimited,
+	                  "node %s: over agent_msg_rate (%.0f/s): %llu message(s) "
+	                  "dropped",
+	                  n->name, rate, (unsigned long long)n->dropped);
+	return false;
+}
+
+/* The connection's key may speak for node i? (A key bound to another node cannot use a
+ * routing id it learnt.) */
+static bool key_is_node(struct ctld *d, const char *key, int i)
+{
+	if (key == NULL || strcmp(key, d->nodes[i]->name) == 0)
+		return true;
+	log_warnx_limited(&d->bad_msgs, "message for node %s by the key of node %s dropped",
+	                  d->nodes[i]->name, key);
+	return false;
+}
+
 static void handle(struct ctld *d, const uint8_t *id, size_t idlen, const uint8_t *buf, size_t len,
-                   mono_ns now)
+                   const char *key, mono_ns now)
 {
 	struct pctl_msg m;
 	char why[256];
 	int rc, i;
 
+	i = nodes_by_id(d, id, idlen);
+	if (i >= 0 && (!key_is_node(d, key, i) || !within_rate(d, i, now)))
+		return;
 	rc = pctl_decode(buf, len, &m, why, sizeof(why));
 	if (rc != 0) {
-		d->bad_msgs++;
-		i = nodes_by_id(d, id, idlen);
-		log_warnx("agent %s: bad message refused: %s", i >= 0 ? d->nodes[i]->name : "?",
-		          why);
+		log_warnx_limited(&d->bad_msgs, "agent %s: bad message refused: %s",
+		                  i >= 0 ? d->nodes[i]->name : "?", why);
 		return;
 	}
 	if (!pctl_from_agent(m.type)) {
 		d->bad_msgs++;
 		log_warnx("agent: unexpected %s message ignored", pctl_type_name(m.type));
 	} else if (m.type == PCTL_NODE_HELLO) {
-		on_hello(d, id, idlen, &m.u.hello, now);
-	} else if ((i = nodes_by_id(d, id, idlen)) < 0) {
+		on_hello(d, id, idlen, &m.u.hello, key, now);
+	} else if (i < 0) {
 		refuse_conn(d, id, idlen, -ENOENT, "unknown node: register first");
 	} else {
 		on_node_msg(d, i, &m, now);
@@ -249,8 +299,16 @@ void agents_recv(struct ctld *d, mono_ns now)
 			d->bad_msgs++;
 			log_warnx("agent: multi-frame message refused");
 		} else if (n == 2 && zmq_msg_size(&part[0]) <= CTLD_ID_MAX) {
-			handle(d, zmq_msg_data(&part[0]), zmq_msg_size(&part[0]),
-			       zmq_msg_data(&part[1]), zmq_msg_size(&part[1]), now);
+			const char *key;
+			uint8_t role = auth_role(&d->auth, d->agents_secured, &part[1], &key);
+
+			if (role == AUTH_OPEN || role == AUTH_AGENT)
+				handle(d, zmq_msg_data(&part[0]), zmq_msg_size(&part[0]),
+				       zmq_msg_data(&part[1]), zmq_msg_size(&part[1]),
+				       role == AUTH_AGENT ? key : NULL, now);
+			else
+				refuse_conn(d, zmq_msg_data(&part[0]), zmq_msg_size(&part[0]),
+				            -EACCES, "this key is not (or no longer) allowed");
 		}
 		zmsg_close(part, n);
 	}

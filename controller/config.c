@@ -42,7 +42,7 @@ static const struct cfg_key keys[] = {
      "where the agents connect (ROUTER); tcp://HOST:* binds a free port", NULL,
      "tcp:// or ipc:// endpoint", NULL, endpoint_check, NULL, NULL},
     {"admin_endpoint", CFG_STRING, F(admin), "\"" CTLD_DEFAULT_ADMIN "\"", 0, 0, NULL,
-     "where vschedctl connects (admin ROUTER; no authentication: loopback or ipc://)", NULL,
+     "where vschedctl connects (admin ROUTER; tcp: CURVE with curve_key, ipc: peer uid)", NULL,
      "tcp:// or ipc:// endpoint", NULL, endpoint_check, NULL, NULL},
     {"state_file", CFG_STRING, F(state_file), "\"" CTLD_DEFAULT_STATE "\"", 0, 0, NULL,
      "targets and per-job settings, written atomically, restored at start", NULL, NULL, NULL, NULL,
@@ -108,6 +108,23 @@ static const struct cfg_key keys[] = {
     {"align", CFG_BOOL, F(cs.align), "true", 0, 0, NULL,
      "coschedule: send the cluster epoch so that frames line up across nodes", NULL, NULL, NULL,
      NULL, NULL, NULL},
+    {"curve_key", CFG_STRING, F(curve_key), "\"\"", 0, 0, NULL,
+     "the controller's secret CURVE certificate (vschedctl keygen); \"\": tcp endpoints open", NULL,
+     "path or \"\"", NULL, NULL, NULL, NULL},
+    {"allow_dir", CFG_STRING, F(allow_dir), "\"/etc/vsched/curve\"", 0, 0, NULL,
+     "allowed public keys: agents/ (one per node) and admins/ (role read or full)", NULL, NULL,
+     NULL, NULL, NULL, NULL},
+    {"admin_group", CFG_STRING, F(admin_group), "\"\"", 0, 0, NULL,
+     "group whose members may use an ipc admin endpoint (besides root and this user)", NULL,
+     "group name or \"\"", NULL, NULL, NULL, NULL},
+    {"insecure", CFG_BOOL, F(insecure), "false", 0, 0, NULL,
+     "allow non-loopback tcp endpoints without curve_key (anyone reaching them is trusted)", NULL,
+     NULL, NULL, NULL, NULL, NULL},
+    DUR("handshake_timeout", handshake_timeout, "\"5s\"", 100 * MS, 600 * SEC,
+        "a connection that has not finished its ZeroMQ handshake by then is cut"),
+    {"agent_msg_rate", CFG_COUNT, F(agent_msg_rate), "20000", 0, 1e9, NULL,
+     "messages/s one node may send (1 s of burst); more are dropped and counted; 0: no limit", NULL,
+     NULL, NULL, NULL, NULL, NULL},
     {NULL, CFG_STRING, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -145,6 +162,25 @@ static int check(struct ctld_config *c, char *why, size_t whylen)
 		text_fmt(why, whylen, "slot: frame / slot = %llu slots, at most %d",
 		         (unsigned long long)(cs->frame / cs->slot), COPLAN_MAX_SLOTS);
 		return -1;
+	}
+	return 0;
+}
+
+int ctld_config_exposure(const struct ctld_config *c, char *why, size_t whylen)
+{
+	const char *ep[2] = {c->agents, c->admin}, *key[2] = {"agent_endpoint", "admin_endpoint"};
+
+	if (c->curve_key[0] != '\0' || c->insecure)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		if (!curve_endpoint_local(ep[i])) {
+			text_fmt(
+			    why, whylen,
+			    "%s: %s is not loopback and no curve_key is set (set curve_key and "
+			    "allow_dir, or insecure = true to run unauthenticated)",
+			    key[i], ep[i]);
+			return -1;
+		}
 	}
 	return 0;
 }

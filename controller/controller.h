@@ -51,10 +51,12 @@
 
 #include "control.h"
 #include "coplan.h"
+#include "curve.h"
 #include "fit.h"
 #include "proto_admin.h"
 #include "proto_ctl.h"
 #include "timeutil.h"
+#include <zmq.h>
 
 #define CTLD_ENDPOINT_MAX 256
 #define CTLD_PATH_MAX     512
@@ -103,6 +105,13 @@ struct ctld_config {
 	double default_target;   /* for jobs first seen; 0 = none */
 	struct job_settings job; /* defaults for new jobs */
 	struct ctld_cosched cs;
+	/* security (auth.c, docs/security.md) */
+	char curve_key[CTLD_PATH_MAX]; /* the controller's secret certificate; "": no CURVE */
+	char allow_dir[CTLD_PATH_MAX]; /* agents/ and admins/: the allowed public keys */
+	char admin_group[64];          /* may use an ipc admin endpoint besides root */
+	bool insecure;                 /* allows non-loopback tcp endpoints without keys */
+	mono_ns handshake_timeout;     /* a connection that has not finished its handshake: cut */
+	uint64_t agent_msg_rate;       /* messages/s a node may send (burst: 1 s); 0: no limit */
 };
 
 struct node_job { /* an agent's job handle on one node */
@@ -133,6 +142,10 @@ struct node {
 	struct node_job *handles;
 	uint32_t nhandles, cap_handles;
 	struct outbox out; /* to its agent, sent at the end of the loop turn */
+	double tokens;     /* messages it may send now (agent_msg_rate, agents.c) */
+	mono_ns tokens_at;
+	uint64_t dropped;  /* messages over agent_msg_rate, dropped */
+	uint64_t nlimited; /* log limit of those drops */
 };
 
 #define RANK_BW_SAMPLES 16 /* BW reports kept per rank for the bw_window average */
@@ -225,6 +238,43 @@ struct job_commit {
 	char reason[PADM_REASON_MAX + 1];
 };
 
+/* Who a connection is (auth.c): the role of its key, or of a local peer. */
+enum auth_role {
+	AUTH_NONE = 0,   /* refused */
+	AUTH_OPEN,       /* an endpoint without authentication (loopback without keys) */
+	AUTH_AGENT,      /* an agent key: the agents' protocol, its own node name only */
+	AUTH_ADMIN_READ, /* listings only */
+	AUTH_ADMIN_FULL, /* every admin request */
+};
+#define AUTH_DOMAIN_AGENTS "agents"
+#define AUTH_DOMAIN_ADMIN  "admin"
+#define AUTH_REFUSED_MAX   64 /* keys whose refusals are rate-limited in the log */
+
+struct auth_key {
+	char pub[CURVE_Z85_LEN + 1];
+	uint8_t role;                  /* AUTH_AGENT, AUTH_ADMIN_READ, AUTH_ADMIN_FULL */
+	char name[CURVE_NAME_MAX + 1]; /* agents: the node name; admins: the file name */
+};
+
+struct auth_refusal {
+	char who[96];
+	mono_ns at; /* last logged */
+	uint64_t suppressed;
+};
+
+struct auth {
+	bool curve; /* curve_key set: tcp endpoints are CURVE servers */
+	char pub[CURVE_Z85_LEN + 1], sec[CURVE_Z85_LEN + 1];
+	struct auth_key *keys; /* sorted by pub */
+	int nkeys;
+	unsigned admin_gid;
+	bool has_group;
+	void *zap;    /* REP on inproc://zeromq.zap.01 */
+	void *mon[2]; /* the agents' and the admin socket's handshake failures (PAIR) */
+	struct auth_refusal refused[AUTH_REFUSED_MAX];
+	uint64_t refusals;
+};
+
 /* Coschedule: the job's place in the plan (cosched.c). */
 struct job_plan {
 	uint8_t nwin; /* 0: not in the plan */
@@ -287,6 +337,7 @@ struct ctld {
 	const char *config_path;
 	bool dashboard; /* -d */
 	void *zctx, *agents, *admin;
+	bool agents_secured, admin_secured; /* their connections authenticated (auth_secure) */
 	struct node **nodes;
 	int nnodes, cap_nodes;
 	int *id_tab;     /* node index by agent routing id (nodes.c): open addressing, -1 empty */
@@ -305,6 +356,7 @@ struct ctld {
 	mono_ns dash_at; /* next dashboard frame (-d) */
 	uint64_t bad_msgs;
 	struct cs_plan plan;
+	struct auth auth;
 };
 
 /*
@@ -325,6 +377,9 @@ static inline void plan_changed(struct ctld *d)
 void ctld_config_defaults(struct ctld_config *c);
 /* Loads path over the defaults. Returns 0, or -1 with a one-line reason in why. */
 int ctld_config_load(const char *path, struct ctld_config *c, char *why, size_t whylen);
+/* Without curve_key, every endpoint must be local (loopback tcp or ipc) unless insecure
+ * is set. 0 or -1 with a one-line reason (checked after the command line's endpoints). */
+int ctld_config_exposure(const struct ctld_config *c, char *why, size_t whylen);
 /* Prints the configuration normalised (libconfig syntax, every key). */
 void ctld_config_print(FILE *f, const struct ctld_config *c);
 /* One line per key (name, type, default, range, description): vsched-controller
@@ -575,6 +630,35 @@ void admin_recv(struct ctld *d, mono_ns now);
 /* Sends the queued replies, in order. Never blocks. */
 void admin_flush(struct ctld *d);
 
+/* auth.c: who may connect, and what each key may do (docs/security.md) */
+/* The controller's key and the allow-lists (when curve_key is set), admin_group. 0 or -1
+ * with why; on failure nothing is held. */
+int auth_load(struct auth *a, const struct ctld_config *c, char *why, size_t whylen);
+void auth_free(struct auth *a);
+/* SIGHUP: the allow-lists read again; on error the previous ones stay (logged). */
+void auth_reload(struct ctld *d);
+const struct auth_key *auth_find(const struct auth *a, const char *pub);
+/* Binds the ZAP handler (before any other socket binds). 0 or -1 (logged). */
+int auth_open(struct ctld *d);
+void auth_close(struct ctld *d);
+/* Sets the security options of sock (domain AUTH_DOMAIN_*) before it binds endpoint and
+ * watches its failed handshakes; *secured: its connections are authenticated. 0 or -1
+ * (logged). */
+int auth_secure(struct ctld *d, void *sock, const char *domain, const char *endpoint,
+                bool *secured);
+/* The ZAP handler's decision (see auth.c): 200 (user set) or 400 (why set). */
+int auth_decide(struct auth *a, const char *domain, const char *address, const char *mech,
+                const uint8_t *cred, size_t credlen, char *user, size_t ulen, char *why,
+                size_t whylen);
+/* Role of the connection a received message m came by (*name: node or admin key name);
+ * secured: the socket authenticates (else AUTH_OPEN). */
+uint8_t auth_role(const struct auth *a, bool secured, zmq_msg_t *m, const char **name);
+/* Reads monitor k (0: agents, 1: admin): each failed handshake counted, logged at most once
+ * a minute per endpoint. */
+void auth_monitor_recv(struct ctld *d, int k, mono_ns now);
+/* Answers the waiting ZAP requests. */
+void auth_zap_recv(struct ctld *d, mono_ns now);
+
 /* loop.c: the event loop */
 /* Timers of one loop turn (node liveness, acknowledgement timeouts, the planner). */
 void loop_timers(struct ctld *d, mono_ns now);
@@ -584,7 +668,8 @@ void loop_end_turn(struct ctld *d, mono_ns now);
 /* The earliest deadline of every timer, 0: none; the loop sleeps until then (or until a
  * message comes). */
 mono_ns loop_next_deadline(const struct ctld *d);
-/* Polls and runs turns until *quit is set (by a signal handler). */
-void loop_run(struct ctld *d, const volatile sig_atomic_t *quit);
+/* Polls and runs turns until *quit is set (by a signal handler); *reload set (SIGHUP):
+ * the allow-lists are read again. */
+void loop_run(struct ctld *d, const volatile sig_atomic_t *quit, volatile sig_atomic_t *reload);
 
 #endif

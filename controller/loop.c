@@ -1,8 +1,8 @@
 /*
  * The event loop: one thread, one zmq_poll over the agents' and the administrators'
- * sockets. A turn reads what is waiting, runs the timers, and ends with the flush of what
- * the turn decided to say: the nodes' outboxes, then the state file, then the replies
- * (loop_end_turn: the durability contract of persist.c). Between turns the loop sleeps
+ * sockets and the ZAP handler's (auth.c). A turn reads what is waiting, runs the timers, and ends
+ * with the flush of what the turn decided to say: the nodes' outboxes, then the state file, then
+ * the replies (loop_end_turn: the durability contract of persist.c). Between turns the loop sleeps
  * until the earliest deadline any module has (a node's timeout, an acknowledgement's, the
  * planner's, a state write's retry, the dashboard's next frame) or until a message comes,
  * like Redis's ae.c; it never wakes for nothing.
@@ -63,19 +63,33 @@ static long poll_timeout(mono_ns deadline, mono_ns now)
 	return (long)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
 }
 
-void loop_run(struct ctld *d, const volatile sig_atomic_t *quit)
+void loop_run(struct ctld *d, const volatile sig_atomic_t *quit, volatile sig_atomic_t *reload)
 {
 	while (!*quit) {
-		zmq_pollitem_t items[2] = {
+		/* auth.c's sockets may be absent (NULL): then fd -1, which poll ignores */
+		zmq_pollitem_t items[5] = {
 		    {.socket = d->agents, .events = ZMQ_POLLIN},
 		    {.socket = d->admin, .events = ZMQ_POLLIN},
+		    {.socket = d->auth.zap, .fd = -1, .events = ZMQ_POLLIN},
+		    {.socket = d->auth.mon[0], .fd = -1, .events = ZMQ_POLLIN},
+		    {.socket = d->auth.mon[1], .fd = -1, .events = ZMQ_POLLIN},
 		};
 		mono_ns now = mono_now();
-		int n = zmq_poll(items, 2, poll_timeout(loop_next_deadline(d), now));
+		int n = zmq_poll(items, 5, poll_timeout(loop_next_deadline(d), now));
 
 		if (n < 0 && zmq_errno() != EINTR)
 			fatalx("zmq_poll: %s", zmq_strerror(zmq_errno()));
 		now = mono_now();
+		if (*reload) {
+			*reload = 0;
+			auth_reload(d);
+		}
+		/* handshakes first: a client waits for them before it can send anything */
+		if (n > 0 && (items[2].revents & ZMQ_POLLIN))
+			auth_zap_recv(d, now);
+		for (int k = 0; k < 2; k++)
+			if (n > 0 && (items[3 + k].revents & ZMQ_POLLIN))
+				auth_monitor_recv(d, k, now);
 		if (n > 0 && (items[0].revents & ZMQ_POLLIN))
 			agents_recv(d, now);
 		if (n > 0 && (items[1].revents & ZMQ_POLLIN))

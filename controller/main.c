@@ -6,8 +6,8 @@
  *
  * main: parse options -> load and check the config -> restore the state file -> bind the
  * agents' and the admin endpoints -> loop (loop.c) until SIGTERM/SIGINT -> save the state
- * -> close. Runs as any user; it changes nothing on the machine but its state
- * file.
+ * -> close. SIGHUP reads the CURVE allow-lists again (docs/security.md). Runs as any user; it
+ * changes nothing on the machine but its state file.
  */
 #include "controller.h"
 
@@ -21,12 +21,14 @@
 
 #include "log.h"
 
-static volatile sig_atomic_t quit;
+static volatile sig_atomic_t quit, reload;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	quit = 1;
+	if (sig == SIGHUP)
+		reload = 1;
+	else
+		quit = 1;
 }
 
 static void usage(FILE *f)
@@ -130,6 +132,12 @@ static int configure(struct ctld *d, const struct options *o)
 	    (o->state &&
 	     set_string(d->cfg.state_file, sizeof(d->cfg.state_file), o->state, "-S") != 0))
 		return 2;
+	/* keys and allow-lists are read here, so that -n checks them too */
+	if (ctld_config_exposure(&d->cfg, why, sizeof(why)) != 0 ||
+	    auth_load(&d->auth, &d->cfg, why, sizeof(why)) != 0) {
+		fprintf(stderr, "vsched-controller: %s\n", why);
+		return 1;
+	}
 	return -1;
 }
 
@@ -148,7 +156,7 @@ static int setup(struct ctld *d)
 	d->zctx = zmq_ctx_new();
 	if (d->zctx == NULL)
 		fatalx("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
-	if (agents_open(d) != 0 || admin_open(d) != 0)
+	if (auth_open(d) != 0 || agents_open(d) != 0 || admin_open(d) != 0)
 		return -1;
 	log_info("started (instance %016llx, %d job(s) restored)",
 	         (unsigned long long)d->ctl_instance, d->njobs);
@@ -159,6 +167,7 @@ static void teardown(struct ctld *d)
 {
 	admin_close(d);
 	agents_close(d);
+	auth_close(d);
 	if (d->zctx)
 		zmq_ctx_term(d->zctx);
 	cosched_free(d);
@@ -178,6 +187,7 @@ int main(int argc, char **argv)
 		return rc;
 	if (o.check) {
 		ctld_config_print(stdout, &d.cfg);
+		auth_free(&d.auth);
 		return 0;
 	}
 	log_init("vsched-controller", o.fg, o.verbose);
@@ -185,10 +195,11 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rc = 1;
 	if (setup(&d) == 0) {
-		loop_run(&d, &quit);
+		loop_run(&d, &quit, &reload);
 		log_info("stopping");
 		rc = persist_save(&d) == 0 ? 0 : 1;
 	}

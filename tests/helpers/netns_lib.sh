@@ -19,8 +19,10 @@
 #   namespaces        the namespaces created, one per line, in creation order
 #   pids              "PID STARTTIME ROLE" for every process started (start time from
 #                     /proc/PID/stat guards against signalling a recycled pid)
-#   ctl/              controller.conf, controller.log, controller.state, admin.sock
-#   nodeI/            vsched.conf, vsched.log, vsched.sock, agent.conf, agent.log, agent.sock
+#   ctl/              controller.conf, controller.log, controller.state, admin.sock,
+#                     ctl + ctl_secret (its CURVE key), curve/agents/nodeI (allow-list)
+#   nodeI/            vsched.conf, vsched.log, vsched.sock, agent.conf, agent.log, agent.sock,
+#                     key + key_secret (its CURVE key, bound to nodeI)
 #   jobs/JOB/         ports, ranks ("RANK NODE PID"), rank-R.out
 #
 # Functions (return non-zero with one line on stderr on failure; no `exit`):
@@ -45,6 +47,8 @@
 #   NETNS_PREFIX       namespace name prefix (default vs-)
 #   NETNS_SUBNET       first three octets (default 10.77.0)
 #   NETNS_CTL_PORT     the controller's agent port (default 7710)
+#   NETNS_CURVE        1 (default): the agents' link is CURVE, keys made by netns_up
+#                      (docs/security.md); 0: unauthenticated (insecure = true)
 #   VS_BIN             the build's bin directory
 #   NETNS_CPUS         CPUs to split between the nodes (default: the online CPUs)
 #   NETNS_CTL_EXTRA, NETNS_AGENT_EXTRA, NETNS_VSCHED_EXTRA
@@ -54,6 +58,7 @@
 : "${NETNS_PREFIX:=vs-}"
 : "${NETNS_SUBNET:=10.77.0}"
 : "${NETNS_CTL_PORT:=7710}"
+: "${NETNS_CURVE:=1}"
 : "${NETNS_CTL_EXTRA:=}"
 : "${NETNS_AGENT_EXTRA:=}"
 : "${NETNS_VSCHED_EXTRA:=}"
@@ -292,6 +297,38 @@ netns_spawn() {
 	netns_record "$NETNS_PID" "$role"
 }
 
+# netns_keys N: CURVE keys for the controller and nodes 1..N, node keys in its allow-list.
+netns_keys() {
+	local n=$1 i c="$NETNS_STATE/ctl"
+	rm -rf "$c/curve" "$c/ctl" "$c/ctl_secret"
+	mkdir -p "$c/curve/agents" "$c/curve/admins" || return 1
+	"$VS_BIN/vschedctl" keygen "$c/ctl" >/dev/null || { netns_err "keygen failed"; return 1; }
+	for ((i = 1; i <= n; i++)); do
+		mkdir -p "$NETNS_STATE/node$i"
+		rm -f "$NETNS_STATE/node$i/key" "$NETNS_STATE/node$i/key_secret"
+		"$VS_BIN/vschedctl" keygen "$NETNS_STATE/node$i/key" --node "node$i" >/dev/null &&
+			cp "$NETNS_STATE/node$i/key" "$c/curve/agents/node$i" || return 1
+	done
+}
+
+# The security lines of the controller's / node I's agent's configuration.
+netns_ctl_security() {
+	if [ "$NETNS_CURVE" = 1 ]; then
+		printf 'curve_key = "%s";\nallow_dir = "%s";\n' "$NETNS_STATE/ctl/ctl_secret" \
+			"$NETNS_STATE/ctl/curve"
+	else
+		echo 'insecure = true;'
+	fi
+}
+netns_agent_security() {
+	if [ "$NETNS_CURVE" = 1 ]; then
+		printf 'curve_key = "%s";\ncontroller_key = "%s";\n' "$NETNS_STATE/node$1/key_secret" \
+			"$NETNS_STATE/ctl/ctl"
+	else
+		echo 'insecure = true;'
+	fi
+}
+
 netns_ctl_conf() {
 	netns_conf "$NETNS_STATE/ctl/controller.conf" "$(
 		cat <<EOF
@@ -299,6 +336,7 @@ heartbeat = "250ms";
 node_timeout = "1s";
 ack_timeout = "2s";
 initial_period = "100ms";
+$(netns_ctl_security)
 EOF
 	)" "$NETNS_CTL_EXTRA"
 }
@@ -358,6 +396,7 @@ controller_timeout = "1s";
 stats_interval = "1s";
 provisional_period = "100ms";
 provisional_slice = "20ms";
+$(netns_agent_security "$i")
 EOF
 	)" "$NETNS_AGENT_EXTRA"
 	if ! out=$("$VS_BIN/vsched-agent" -n -c "$d/agent.conf" 2>&1); then
@@ -425,6 +464,7 @@ netns_up_steps() {
 	ip -n "$sw" link add "$NETNS_BRIDGE" type bridge forward_delay 0 stp_state 0 &&
 		ip -n "$sw" link set "$NETNS_BRIDGE" up || { netns_err "bridge in $sw failed"; return 1; }
 	netns_add_ns ctl && netns_link ctl || return 1
+	if [ "$NETNS_CURVE" = 1 ]; then netns_keys "$n" || return 1; fi
 	for ((i = 1; i <= n; i++)); do
 		netns_add_ns "node$i" && netns_link "node$i" || return 1
 	done

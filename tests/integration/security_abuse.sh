@@ -1,0 +1,76 @@
+# security_abuse: misbehaving peers against the real vsched-controller (CURVE on loopback,
+# docs/security.md "Abuse limits"), every peer a fakeagent with its own allowed key:
+#  - flood: node "flooder" sends RATE frames as fast as its socket takes them for 4 s while
+#    node "victim" sends a heartbeat every 20 ms: every echo comes back, and the victim's
+#    99th-percentile round trip stays under FLOOD_BOUND_MS (generous: a bound, not a
+#    benchmark; bench/flood.sh measures); the flooder's excess is dropped and counted;
+#  - an oversized frame (more than the protocol's largest) closes that connection;
+#  - slow-loris: a tcp connection that never finishes its greeting is closed after
+#    handshake_timeout;
+#  - the controller is still serving and exits cleanly.
+# No scheduler involved. Bounded: the whole test runs under a 90 s timeout.
+if [ -z "${SEC_TEST_TIMED:-}" ]; then
+	SEC_TEST_TIMED=1 exec timeout -k 5 90 bash "$0" "$@"
+fi
+source "$(dirname "$0")/lib.sh"
+for b in vsched-controller vschedctl fakeagent; do
+	[ -x "$VS_BIN/$b" ] || skip "$b not built"
+done
+FLOOD_BOUND_MS=${FLOOD_BOUND_MS:-250}
+
+source "$VS_SRC/tests/helpers/curve_lib.sh"
+curve_keys
+for n in victim flooder big; do curve_agent "$n"; done
+on_fail() { tail -20 "$TMP/ctld.log"; }
+ADMIN_EP="ipc://$TMP/admin.sock" curve_start_ctld 'heartbeat = "1s";' 'node_timeout = "5s";' \
+	'handshake_timeout = "1s";'
+
+# --- flood ---
+fa victim ping 2 20 >"$TMP/base.out" || fail "victim ping failed"
+pass "victim alone: $(cat "$TMP/base.out")"
+fa flooder flood 4 >"$TMP/flood.out" &
+FLOODER=$!
+PIDS+=("$FLOODER")
+sleep 0.5
+fa victim ping 3 20 >"$TMP/ping.out" || fail "victim ping under flood failed"
+wait "$FLOODER" || fail "flooder failed"
+read -r lost p99 < <(sed -n 's/.*lost=\([0-9]*\) .*p99_us=\([0-9]*\) .*/\1 \2/p' "$TMP/ping.out")
+[ -n "$lost" ] || fail "victim: no figures: $(cat "$TMP/ping.out")"
+pass "flooder: $(cat "$TMP/flood.out"); victim meanwhile: $(cat "$TMP/ping.out")"
+[ "$lost" = 0 ] || fail "victim lost $lost heartbeat echoes under the flood"
+[ "$p99" -lt $((FLOOD_BOUND_MS * 1000)) ] ||
+	fail "victim's p99 round trip ${p99} us under the flood, bound ${FLOOD_BOUND_MS} ms"
+pass "no echo lost, victim's p99 round trip $((p99 / 1000)) ms < ${FLOOD_BOUND_MS} ms"
+sent=$(sed -n 's/^sent=\([0-9]*\) .*/\1/p' "$TMP/flood.out")
+if [ "$sent" -gt 100000 ]; then # above 4 s x agent_msg_rate (20000/s) + a second's burst
+	grep -q 'node flooder: over agent_msg_rate (20000/s): [0-9]* message(s) dropped' \
+		"$TMP/ctld.log" || fail "the flooder's excess was not dropped and counted"
+	pass "flooder's excess dropped and counted: $(grep -o 'node flooder: over.*' "$TMP/ctld.log" | tail -1)"
+else
+	echo "# the flooder sent only $sent frames (a slow machine): the rate limit is not exercised"
+fi
+grep -q 'node victim: over agent_msg_rate' "$TMP/ctld.log" && fail "the victim was rate-limited"
+
+# --- oversized frame ---
+out=$(fa big big 300000)
+[ "$out" = DISCONNECTED ] || fail "a 300000-byte frame did not close the connection: $out"
+pass "a 300000-byte frame closed its connection"
+grep -q 'bad message refused' "$TMP/ctld.log" && fail "the oversized frame was read"
+
+# --- slow-loris ---
+port=${AG##*:}
+out=$("$VS_BIN/fakeagent" loris 127.0.0.1 "$port" 8)
+[[ "$out" == CLOSED* ]] || fail "a connection stuck in its greeting was not closed: $out"
+ms=${out#CLOSED ms=}
+[ "$ms" -ge 900 ] && [ "$ms" -lt 6000 ] || fail "stuck connection closed after $ms ms (handshake_timeout 1 s)"
+pass "a connection stuck in its greeting closed after $ms ms (handshake_timeout 1s)"
+
+# --- still serving ---
+out=$(fa victim hello)
+[ "$out" = REGISTERED ] || fail "controller not serving after the abuse: $out"
+"$VS_BIN/vschedctl" -C "ipc://$TMP/admin.sock" node list >/dev/null || fail "admin endpoint not serving"
+pass "controller still serves agents and administrators"
+kill -TERM "$CTLD_PID"
+wait "$CTLD_PID" || fail "controller exited $? at SIGTERM"
+grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP/ctld.log" && fail "sanitizer report"
+pass "controller stopped cleanly"
