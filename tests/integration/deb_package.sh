@@ -49,6 +49,9 @@ on_fail() {
 	done
 }
 
+# the package's directories that do not exist yet: purge must remove them again
+dpkg-deb -c "$DEB" | awk '$1 ~ /^d/ { sub(/^\./, "", $6); sub(/\/$/, "", $6); print $6 }' |
+	while read -r d; do [ -z "$d" ] || [ -e "$d" ] || echo "$d"; done >"$TMP/newdirs"
 dpkg -i "$DEB" >"$TMP/dpkg-i.log" 2>&1 && INSTALLED=1 ||
 	{ INSTALLED=1; fail "dpkg -i $(basename "$DEB"): $(tail -5 "$TMP/dpkg-i.log")"; }
 dpkg-query -L vsched | while read -r f; do [ -d "$f" ] || echo "$f"; done >"$TMP/files"
@@ -86,7 +89,8 @@ pass "installed daemons up on the installed configs (agents on $AGENTS)"
 
 BSP=/usr/libexec/vsched/bsp
 BSP_ARGS=(--local 2 --compute 20ms --msg 16KiB)
-RMAX=$("$BSP" "${BSP_ARGS[@]}" --duration 3s | sed -n 's/.* rate=\([0-9.]*\) .*/\1/p' | sort -g | head -1)
+# full speed at nice -20: the CPU, not a share of it with other tenants' builds
+RMAX=$(nice -n -20 "$BSP" "${BSP_ARGS[@]}" --duration 3s | sed -n 's/.* rate=\([0-9.]*\) .*/\1/p' | sort -g | head -1)
 [ -n "$RMAX" ] || fail "could not measure the job's full speed with the installed bsp"
 "$BSP" "${BSP_ARGS[@]}" --duration 100s -- "$CTL" job run --job debjob --rank '{rank}' \
 	--agent "$AG_EP" -- >"$TMP/job.log" 2>&1 &
@@ -119,7 +123,8 @@ dpkg -P vsched >"$TMP/dpkg-P.log" 2>&1 || fail "dpkg -P vsched: $(tail -5 "$TMP/
 INSTALLED=0
 left=$(while read -r f; do [ ! -e "$f" ] || echo "$f"; done <"$TMP/files")
 [ -z "$left" ] || fail "left behind after dpkg -P: $left"
-for d in /etc/vsched /var/lib/vsched /usr/libexec/vsched; do
+grep -qx /etc/vsched "$TMP/newdirs" || fail "the package has no /etc/vsched directory"
+for d in $(cat "$TMP/newdirs") /var/lib/vsched; do
 	[ ! -e "$d" ] || fail "$d left behind after dpkg -P"
 done
 dpkg-query -W -f='${Status}' vsched 2>/dev/null | grep -q 'installed' && fail "dpkg still lists vsched"
@@ -128,4 +133,4 @@ procs=$(for e in /proc/[0-9]*/exe; do
 	grep -qxF "${x% (deleted)}" "$TMP/files" && echo "${e%/exe}: $x"
 done || true)
 [ -z "$procs" ] || fail "processes still run installed files: $procs"
-pass "stopped (every daemon exit 0) and purged: none of the $(wc -l <"$TMP/files") files, no /etc/vsched, no process left"
+pass "stopped (every daemon exit 0) and purged: none of the $(wc -l <"$TMP/files") files and $(wc -l <"$TMP/newdirs") directories left, no process"
