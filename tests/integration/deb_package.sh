@@ -24,20 +24,32 @@ fi
 for tool in dpkg dpkg-query jq; do command -v "$tool" >/dev/null || skip "$tool not installed"; done
 DEB=${VSCHED_DEB:-$(ls -t "$VS_SRC"/build-deb/vsched_*.deb 2>/dev/null | head -1)}
 [ -n "$DEB" ] && [ -f "$DEB" ] || skip "no package: run bash scripts/package.sh (scripts/test.sh does)"
-dpkg-query -W -f='${Status}' vsched 2>/dev/null | grep -q 'installed' &&
+dpkg-query -W -f='${Status}' vsched 2>/dev/null | grep -q 'ok installed' &&
 	skip "a vsched package is installed on this machine: not touching it"
 for d in /etc/vsched /var/lib/vsched; do
 	[ ! -e "$d" ] || skip "$d exists (another vsched installation): not touching it"
 done
 
 rt_lock 150 # held until this script ends: install, run and removal
+# dpkg_wait LOG ARGS...: dpkg ARGS, retried for up to 60 s while another dpkg or apt holds
+# dpkg's lock (other work on this machine may be installing packages).
+dpkg_wait() {
+	local log=$1 i
+	shift
+	for i in $(seq 1 60); do
+		dpkg "$@" >"$log" 2>&1 && return 0
+		grep -q 'lock' "$log" || return 1
+		sleep 1
+	done
+	return 1
+}
 INSTALLED=0
 # Daemons first (lib.sh's cleanup), then the package, whatever happened.
 deb_cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	if [ "$INSTALLED" = 1 ]; then dpkg -P vsched >/dev/null 2>&1 || true; fi
+	if [ "$INSTALLED" = 1 ]; then dpkg_wait "$TMP/dpkg-cleanup.log" -P vsched || true; fi
 	cleanup
 }
 trap deb_cleanup EXIT
@@ -52,7 +64,7 @@ on_fail() {
 # the package's directories that do not exist yet: purge must remove them again
 dpkg-deb -c "$DEB" | awk '$1 ~ /^d/ { sub(/^\./, "", $6); sub(/\/$/, "", $6); print $6 }' |
 	while read -r d; do [ -z "$d" ] || [ -e "$d" ] || echo "$d"; done >"$TMP/newdirs"
-dpkg -i "$DEB" >"$TMP/dpkg-i.log" 2>&1 && INSTALLED=1 ||
+dpkg_wait "$TMP/dpkg-i.log" -i "$DEB" && INSTALLED=1 ||
 	{ INSTALLED=1; fail "dpkg -i $(basename "$DEB"): $(tail -5 "$TMP/dpkg-i.log")"; }
 dpkg-query -L vsched | while read -r f; do [ -d "$f" ] || echo "$f"; done >"$TMP/files"
 for f in /usr/sbin/vsched /usr/sbin/vsched-agent /usr/sbin/vsched-controller /usr/bin/vschedctl \
@@ -119,7 +131,7 @@ for d in AGENT CTLD VSCHED; do
 	[ $rc = 0 ] || fail "installed ${d,,} exited $rc on SIGTERM"
 done
 PIDS=()
-dpkg -P vsched >"$TMP/dpkg-P.log" 2>&1 || fail "dpkg -P vsched: $(tail -5 "$TMP/dpkg-P.log")"
+dpkg_wait "$TMP/dpkg-P.log" -P vsched || fail "dpkg -P vsched: $(tail -5 "$TMP/dpkg-P.log")"
 INSTALLED=0
 left=$(while read -r f; do [ ! -e "$f" ] || echo "$f"; done <"$TMP/files")
 [ -z "$left" ] || fail "left behind after dpkg -P: $left"
@@ -127,7 +139,7 @@ grep -qx /etc/vsched "$TMP/newdirs" || fail "the package has no /etc/vsched dire
 for d in $(cat "$TMP/newdirs") /var/lib/vsched; do
 	[ ! -e "$d" ] || fail "$d left behind after dpkg -P"
 done
-dpkg-query -W -f='${Status}' vsched 2>/dev/null | grep -q 'installed' && fail "dpkg still lists vsched"
+dpkg-query -W -f='${Status}' vsched 2>/dev/null | grep -q 'ok installed' && fail "dpkg still lists vsched"
 procs=$(for e in /proc/[0-9]*/exe; do
 	x=$(readlink "$e" 2>/dev/null) || continue
 	grep -qxF "${x% (deleted)}" "$TMP/files" && echo "${e%/exe}: $x"
