@@ -47,5 +47,6 @@ while IFS= read -r line || [ -n "$line" ]; do
 	esac
 done <"$tmpl" >"$tmp"
 if grep -q '@KEYS@\|@USAGE@' "$tmp"; then echo "render.sh: $tmpl: a placeholder is left" >&2; exit 1; fi
+chmod 644 "$tmp"
 mv "$tmp" "$out"
 trap - EXIT
