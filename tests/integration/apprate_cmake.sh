@@ -4,9 +4,9 @@
 # and links one program to apprate::apprate (the shared library) and one to
 # apprate::apprate_static (the archive, with its libzmq and threads dependencies), and run
 # both: open, progress, stats, close with no agent present. Also checks that the package
-# refuses a newer major version. No root, no daemon. Bounded: 90 s.
+# refuses a newer major version. No root, no daemon. Bounded: 180 s.
 if [ -z "${APPRATE_CMAKE_TIMED:-}" ]; then
-	APPRATE_CMAKE_TIMED=1 exec timeout -k 5 90 bash "$0" "$@"
+	APPRATE_CMAKE_TIMED=1 exec timeout -k 5 180 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
 

@@ -4,9 +4,9 @@
 # SYSCONFDIR/vsched, the systemd units (checked with `systemd-analyze verify` where it
 # exists) and the man pages, which man renders without warnings; `man vschedctl` finds its
 # page through the installed tree; the configuration pages list every key of the daemon's
-# --config-keys. No root, no daemon. Bounded: 120 s.
+# --config-keys. No root, no daemon. Bounded: 180 s.
 if [ -z "${INSTALL_TREE_TIMED:-}" ]; then
-	INSTALL_TREE_TIMED=1 exec timeout -k 5 120 bash "$0" "$@"
+	INSTALL_TREE_TIMED=1 exec timeout -k 5 180 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
 
