@@ -24,7 +24,7 @@
 
 #include "log.h"
 
-#define DEFAULT_CONFIG "/etc/vsched/agent.conf"
+#define DEFAULT_CONFIG VSCHED_SYSCONFDIR "/vsched/agent.conf"
 
 static volatile sig_atomic_t stop_flag, stats_flag;
 

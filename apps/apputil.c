@@ -17,7 +17,7 @@
 const char *app_name = "app";
 volatile sig_atomic_t app_stop;
 
-static void vmsg(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static void vmsg(const char *fmt, va_list ap)
 {
 	char line[512];
 	int n = snprintf(line, sizeof(line), "%s: ", app_name);

@@ -160,9 +160,15 @@ struct snode {
 	bool up;
 	mono_ns hello_sent;
 	struct slot slot[MAX_SLOTS];
-	int nslots;
+	int nslots; /* <= MAX_SLOTS (checked where a slot is added) */
 	uint64_t hb_seq;
 };
+
+/* n->nslots, bounded by MAX_SLOTS where the compiler can see it (per-slot arrays). */
+static int slots_of(const struct snode *n)
+{
+	return n->nslots < MAX_SLOTS ? n->nslots : MAX_SLOTS;
+}
 
 enum cons_kind { KIND_CONTROL = 0, KIND_ADMIN = 1 };
 
@@ -430,9 +436,9 @@ static void send_bw(struct snode *n)
 	m.u.bw.node_rx_bps = 1000000;
 	m.u.bw.node_tx_bps = 1000000;
 	m.u.bw.node_src = PCTL_SRC_PROCNETDEV;
-	m.u.bw.n = (uint16_t)n->nslots;
+	m.u.bw.n = (uint16_t)slots_of(n);
 	m.u.bw.e = e;
-	for (int s = 0; s < n->nslots; s++) {
+	for (int s = 0; s < slots_of(n); s++) {
 		e[s].job = n->slot[s].handle;
 		e[s].rank = n->slot[s].rank;
 		e[s].pid = n->slot[s].pid;
@@ -453,9 +459,9 @@ static void send_stats(struct snode *n)
 	memset(&m, 0, sizeof(m));
 	memset(e, 0, sizeof(e));
 	m.type = PCTL_TASK_STATS;
-	m.u.stats.n = (uint16_t)n->nslots;
+	m.u.stats.n = (uint16_t)slots_of(n);
 	m.u.stats.e = e;
-	for (int s = 0; s < n->nslots; s++) {
+	for (int s = 0; s < slots_of(n); s++) {
 		const struct slot *sl = &n->slot[s];
 
 		e[s].job = sl->handle;

@@ -410,11 +410,19 @@ void cfg_defaults(const struct cfg_key *keys, void *cfg)
 
 void cfg_format_double(double v, char *buf, size_t len)
 {
+	char first[64] = ""; /* the shortest form that reads back, perhaps with an exponent */
+
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, len, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
+		if (strtod(buf, NULL) != v)
+			continue;
+		if (strpbrk(buf, "eE") == NULL) /* 100.0, not 1e+02, when a plain form exists */
 			break;
+		if (first[0] == '\0')
+			snprintf(first, sizeof(first), "%s", buf);
 	}
+	if (strpbrk(buf, "eE") != NULL && first[0] != '\0')
+		snprintf(buf, len, "%s", first);
 	if (strpbrk(buf, ".eEn") == NULL) /* keep it a float in libconfig's eyes */
 		strncat(buf, ".0", len - strlen(buf) - 1);
 }

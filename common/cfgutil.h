@@ -97,8 +97,9 @@ void cfg_print(const struct cfg_key *keys, const void *cfg, FILE *f);
  * string, duration, number, integer, count, boolean, enum, mode, list.
  */
 void cfg_print_keys(const struct cfg_key *keys, FILE *f);
-/* A number in the shortest form that reads back as exactly v, always with a point or an
- * exponent (so that libconfig reads a float). */
+/* A number in the shortest form that reads back as exactly v, without an exponent when a
+ * plain form reads back too (100.0, not 1e+02), always with a point or an exponent (so
+ * that libconfig reads a float). */
 void cfg_format_double(double v, char *buf, size_t len);
 
 #endif

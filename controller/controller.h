@@ -63,7 +63,7 @@
 #define CTLD_ID_MAX       256  /* ZeroMQ routing ids are at most 255 bytes */
 #define U_CEILING_PCT     95.0 /* the most U a floating job asks a node for (settings.c) */
 
-#define CTLD_DEFAULT_CONFIG "/etc/vsched/controller.conf"
+#define CTLD_DEFAULT_CONFIG VSCHED_SYSCONFDIR "/vsched/controller.conf"
 #define CTLD_DEFAULT_AGENTS "tcp://127.0.0.1:7710"
 #define CTLD_DEFAULT_ADMIN  "tcp://127.0.0.1:7711"
 #define CTLD_DEFAULT_STATE  "/var/lib/vsched/controller.state"

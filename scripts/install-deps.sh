@@ -12,7 +12,10 @@ pkgs=(build-essential cmake pkg-config clang-format
       # the Slurm plugin and its test: a one-node Slurm on loopback
       libslurm-dev slurmctld slurmd slurm-client munge
       # bench/mpi_app.sh: a packaged MPI application
-      lammps)
+      lammps
+      # the package (scripts/package.sh: dpkg-shlibdeps), its man pages (man) and systemd
+      # units (systemd-analyze verify); the clang build uses the clang above
+      dpkg-dev man-db systemd)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds twice (optimised, and with AddressSanitizer/UBSan) and runs
-# the whole test suite under CTest in both builds. Integration tests that need root or
-# SCHED_FIFO are skipped with a reason when they cannot run. Then builds the fuzz harnesses
-# (clang, libFuzzer) and fuzzes each for a few seconds (scripts/fuzz.sh fuzzes longer).
+# the whole test suite under CTest in both builds; also builds the Debian package (Release)
+# and a clang build, warnings as errors. Integration tests that need root or SCHED_FIFO are
+# skipped with a reason when they cannot run. Then builds the fuzz harnesses (clang,
+# libFuzzer) and fuzzes each for a few seconds (scripts/fuzz.sh fuzzes longer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh build
 bash scripts/build.sh build-asan -DVSCHED_SANITIZE=ON
 CC=clang bash scripts/build.sh build-fuzz -DVSCHED_FUZZ=ON
+# Built, not tested, warnings as errors: the Release build (gcc -O3) as the Debian package
+# (tests/integration/deb_package.sh installs it), and a clang build (Debug: clang's warnings
+# do not depend on the optimisation level, and -O0 builds fastest).
+bash scripts/package.sh build-deb >/dev/null
+bash scripts/build.sh build-clang -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug >/dev/null
 
 # Both builds run even if the first fails, so one run shows every failure.
 rc=0

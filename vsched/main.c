@@ -23,7 +23,7 @@
 
 #include "log.h"
 
-#define DEFAULT_CONFIG "/etc/vsched/vsched.conf"
+#define DEFAULT_CONFIG VSCHED_SYSCONFDIR "/vsched/vsched.conf"
 
 static volatile sig_atomic_t stop_flag;
 

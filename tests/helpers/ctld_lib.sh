@@ -146,7 +146,6 @@ ctld_check_clean() {
 #   job_rank_pids JOB                    the ranks' pids as the controller knows them, by rank
 #   kill_agent NODE / restart_agent NODE kill -9 NODE's agent / start it again on its config
 #   kill_ctld                            kill -9 the controller (nothing saved at exit)
-#   shares SECONDS PID...                CPU shares of several processes over the same interval
 #   bsp_max_gap JOB                      longest time between two progress lines of a rank
 #   bsp_iterations JOB RANK              iterations of RANK so far (its last progress line)
 #   measure_rmax VS_EP PCT BSP_ARGS...   full speed of a job from a run under a reservation
@@ -204,21 +203,6 @@ kill_ctld() {
 	wait "$CTLD_PID" 2>/dev/null || true
 	forget_pid "$CTLD_PID"
 	CTLD_PID=
-}
-
-# shares SECONDS PID...: each PID's share of one CPU (%, 1 decimal, all threads) over the
-# same SECONDS, one line per PID in argument order.
-shares() {
-	local s=$1 p i t0 t1 a=() b=()
-	shift
-	for p in "$@"; do a+=("$(cpu_ns "$p")"); done
-	t0=$(date +%s%N)
-	sleep "$s"
-	for p in "$@"; do b+=("$(cpu_ns "$p")"); done
-	t1=$(date +%s%N)
-	for i in "${!a[@]}"; do
-		awk -v c=$((b[i] - a[i])) -v w=$((t1 - t0)) 'BEGIN { printf "%.1f\n", 100 * c / w }'
-	done
 }
 
 # bsp_max_gap JOB [FROM]: the longest time (s) between consecutive progress lines of any

@@ -78,7 +78,9 @@ done
 grep -q spin "/proc/$CHILD/comm" || fail "run: child $CHILD runs $(cat "/proc/$CHILD/comm"), not spin"
 sleep 1
 s=$(share "$CHILD" 3)
-within "$s" 29 31 || fail "run: spin got $s % of a CPU, reserved 30 %"
+# the reserved share, not the ~100 % an unmanaged spin takes: ± 3 points for what a busy
+# machine does to the measurement
+within "$s" 27 33 || fail "run: spin got $s % of a CPU, reserved 30 % (± 3)"
 pass "run: spin gets $s % of a CPU for 3 ms / 10 ms"
 set +e
 wait "$RUN"

@@ -4,7 +4,7 @@
 # same order as -n prints, each default the value -n prints for an empty file, and every
 # shipped config file sets only listed keys. Needs no root, starts no daemon. Bounded.
 if [ -z "${CFGKEYS_TIMED:-}" ]; then
-	CFGKEYS_TIMED=1 exec timeout -k 5 30 bash "$0" "$@"
+	CFGKEYS_TIMED=1 exec timeout -k 5 120 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
 

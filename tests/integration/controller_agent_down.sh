@@ -8,8 +8,9 @@
 #    (node list --json, top --once), the job's ranks stay listed, shown on a down node;
 #  - vsched keeps every task with exactly the constraint it had when the agent died (sampled
 #    over the whole outage), the ranks keep running (same pids, progress lines keep coming)
-#    and keep their share: each rank's CPU share over 2 s within [0.6 U, U + 8] (U = slice /
-#    period; an unmanaged rank would take ~100 % of a CPU);
+#    and keep their share: each rank's CPU share over 2 s within [U / 4, U + 8] (U = slice /
+#    period; an unmanaged rank would take ~100 % of a CPU; below U, how much a bsp rank
+#    uses depends on its waits for the partner, i.e. on the machine's load);
 #  - the controller keeps running and answering: job list / job show / node list / top, and
 #    a new target (30 % -> 40 %) is accepted while the node is down ("applied when its
 #    ranks register") without anything reaching the node: vsched still holds the old one;
@@ -105,14 +106,14 @@ jq -e '(.rank_list | length) == 2 and all(.rank_list[]; .node == "n1" and (.up |
 pass "agent killed: n1 down after $DOWN_MS ms (node list, top --once), ranks listed on the down node; vsched holds $(tr '\n' ';' <<<"$LAST")"
 
 # The outage: vsched keeps exactly that, the ranks run and get their share: within
-# [0.6 U, U + 8] of their reservation's U (an unmanaged rank would take ~100 % of a CPU).
+# [U / 4, U + 8] of their reservation's U (an unmanaged rank would take ~100 % of a CPU).
 IT0=$(bsp_iterations "$JOB" 0)
 mapfile -t SH < <(shares 2 "${RANKS[@]}")
 for i in 0 1; do
 	kill -0 "${RANKS[i]}" 2>/dev/null || ctld_fail "rank $i (pid ${RANKS[i]}) died with the agent"
 	read -r _ lp ls < <(grep "^${RANKS[i]} " <<<"$LAST")
 	U[i]=$(awk -v p="$lp" -v s="$ls" 'BEGIN { printf "%.1f\n", 100 * s / p }')
-	lo=$(awk -v u="${U[i]}" 'BEGIN { print 0.6 * u }')
+	lo=$(awk -v u="${U[i]}" 'BEGIN { print u / 4 }')
 	hi=$(awk -v u="${U[i]}" 'BEGIN { print u + 8 }')
 	within "${SH[i]}" "$lo" "$hi" ||
 		ctld_fail "rank $i (pid ${RANKS[i]}): CPU share ${SH[i]} % with the agent dead, reservation U ${U[i]} % (bounds $lo..$hi)"

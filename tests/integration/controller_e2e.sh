@@ -70,8 +70,11 @@ converge() {
 
 # rank_shares JOB: both ranks hold the same U in vsched (never half-applied), the U the
 # controller shows (floating: not necessarily the target; +-3 points, as the loop may move it
-# between the two reads), and each rank's measured CPU share stays within its reservation
-# (at most U + 6; a bsp rank that waits for its partner uses less, at least U / 2).
+# between the two reads), and each rank's measured CPU share stays within its reservation:
+# at most U + 6 (an unmanaged rank takes a whole CPU). How much less than U a rank uses
+# depends on how long it waits for its partner's messages, i.e. on the machine's load (the
+# kernel's network processing is not real-time): only "it runs" (at least U / 4) is asserted
+# below U; that the job progresses at its target is what converge checked.
 rank_shares() {
 	local job=$1 pid util sh n=0 u first=
 	u=$(job_field "$job" u_pct)
@@ -81,7 +84,7 @@ rank_shares() {
 		[ -n "$first" ] || first=$util
 		within "$util" "$(awk -v u="$u" 'BEGIN { print u - 3 }')" "$(awk -v u="$u" 'BEGIN { print u + 3 }')" ||
 			fail "$job rank $pid: U $util % in vsched, the controller's U $u %"
-		within "$sh" "$(awk -v u="$util" 'BEGIN { print u / 2 }')" "$(awk -v u="$util" 'BEGIN { print u + 6 }')" ||
+		within "$sh" "$(awk -v u="$util" 'BEGIN { print u / 4 }')" "$(awk -v u="$util" 'BEGIN { print u + 6 }')" ||
 			fail "$job rank $pid: CPU share $sh %, reservation U $util %"
 		echo "$job rank pid $pid: U $util %, CPU share $sh %"
 		n=$((n + 1))

@@ -115,15 +115,44 @@ cpu_ns() {
 	echo "$sum"
 }
 
+# snap PID...: "wall_ns cpu_ns(PID1) cpu_ns(PID2) ..." from one instant: the clock and every
+# task's CPU time read back to back in this shell ($EPOCHREALTIME, `read` builtins, no fork:
+# on a loaded machine a fork between them would skew a window of a few seconds by tens of ms).
+snap() {
+	local t0=${EPOCHREALTIME//[!0-9]/} p f v sum out=""
+	for p in "$@"; do
+		sum=0
+		for f in /proc/"$p"/task/*/schedstat; do
+			read -r v _ <"$f" 2>/dev/null || continue
+			sum=$((sum + v))
+		done
+		out+=" $sum"
+	done
+	local t1=${EPOCHREALTIME//[!0-9]/}
+	echo "$(((t0 + t1) / 2 * 1000))$out"
+}
+
+# shares SECONDS PID...: the percent of one CPU each PID used (all its threads) over the same
+# SECONDS, one value per line, in the order given (1 decimal).
+shares() {
+	local secs=$1 a b
+	shift
+	a=$(snap "$@")
+	sleep "$secs"
+	b=$(snap "$@")
+	awk -v a="$a" -v b="$b" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " ")
+		for (i = 2; i <= n; i++) printf "%.1f\n", 100 * (y[i] - x[i]) / (y[1] - x[1])
+	}'
+}
+
 # share PID SECONDS: fraction of one CPU PID used over the next SECONDS, in percent (1 decimal).
 # Fails the test when PID is gone by the end (a share of a dead process means nothing).
 share() {
-	local a b t0 t1
-	a=$(cpu_ns "$1"); t0=$(date +%s%N)
-	sleep "$2"
-	b=$(cpu_ns "$1"); t1=$(date +%s%N)
+	local v
+	v=$(shares "$2" "$1")
 	[ -d "/proc/$1" ] || fail "pid $1 exited while its CPU share was measured"
-	awk -v c=$((b - a)) -v w=$((t1 - t0)) 'BEGIN { printf "%.1f\n", 100 * c / w }'
+	echo "$v"
 }
 
 # within VALUE LOW HIGH: true when LOW <= VALUE <= HIGH (floats).

@@ -126,7 +126,7 @@ for job in jobA jobB; do
 		within "$util" "$(awk -v u="$tg" 'BEGIN { print u - 1 }')" "$(awk -v u="$tg" 'BEGIN { print u + 1 }')" ||
 			nfail "$job rank $rank: U $util %, the controller's U $tg %"
 		sh=$(share "$pid" 2)
-		within "$sh" "$(awk -v u="$tg" 'BEGIN { print u / 2 }')" "$(awk -v u="$tg" 'BEGIN { print u + 6 }')" ||
+		within "$sh" "$(awk -v u="$tg" 'BEGIN { print u / 4 }')" "$(awk -v u="$tg" 'BEGIN { print u + 6 }')" ||
 			nfail "$job rank $rank: CPU share $sh %, reservation U $tg %"
 		echo "$job rank $rank ($node, CPU $cpu, pid $pid): U $util %, CPU share $sh %"
 	done < <(netns_job_pids "$job")

@@ -1,12 +1,12 @@
 #!/bin/bash
 # park_policy.sh: `stop` parking is strict, `idle` parking is work-conserving.
 # Outcome checked, each task alone on its CPU: a `stop` task reserved 30% (3ms/10ms) gets
-# 30% ± 2 although its CPU is otherwise idle, and is seen stopped between its slices (state
-# T, stopped by its perf enforcer or SIGSTOP, or D, frozen); an `idle` task with the same reservation gets far more than 30% (here: > 38%),
+# 30% ± 3 although its CPU is otherwise idle, and is seen stopped between its slices (state
+# T, stopped by its perf enforcer or SIGSTOP, or D, frozen); an `idle` task with the same
+# reservation gets far more than 30% (here: > 38%),
 # and is seen at SCHED_IDLE between its slices. The idle case needs a CPU not busy with
 # other work: when the machine's other load leaves too little, the test skips.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/measure.bash"
 need_root
 start_vsched
 
@@ -29,7 +29,7 @@ done
 wait $m
 { read -r s_st; read -r s_id; } <"$TMP/shares"
 echo "stop: $s_st% (stopped in $stopped/40 samples), idle: $s_id% (SCHED_IDLE in $idled/40)"
-within "$s_st" 28 32 || fail "stop task got $s_st%, want 30 ± 2"
+within "$s_st" 27 33 || fail "stop task got $s_st%, want 30 ± 3"
 [ "$stopped" -ge 10 ] || fail "stop task hardly ever seen stopped"
 [ "$idled" -ge 10 ] || fail "idle task hardly ever seen at SCHED_IDLE"
 within "$s_id" 28 100 || fail "idle task got $s_id%, below its reservation"

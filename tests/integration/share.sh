@@ -4,7 +4,6 @@
 # from the kernel's schedstat over the same 4 s for all of them, and vsched reports (almost)
 # no deadline misses: at most 1% of the periods served (one allowed: a 100 ms task serves ~70).
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/measure.bash"
 need_root
 
 # task_stat PID KEY: a numeric field of PID's record in `task list --json` (one per line).

@@ -5,7 +5,6 @@
 # task's CPU and given the task's policy (SCHED_RR 98 for a `stop` task), and the process
 # as a whole still gets 30% ± 2.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/measure.bash"
 need_root
 start_vsched
 

@@ -127,6 +127,7 @@ static bool edf_sim_meets(const struct adm_win *w, int n)
 		return false;
 	end = pmax + 2 * H + dmax;
 	memset(rem, 0, sizeof(rem));
+	memset(dl, 0, sizeof(dl)); /* read only once set (rem > 0), but gcc -O3 cannot see it */
 	for (int i = 0; i < n; i++)
 		rel[i] = w[i].phase;
 	for (uint64_t t = 0; t <= end; t++) {

@@ -142,6 +142,24 @@ static void test_double(void **state)
 	config_destroy(&cfg);
 }
 
+/* -n prints numbers as the key tables write their defaults: plain when that reads back. */
+static void test_format_double(void **state)
+{
+	const struct {
+		double v;
+		const char *text;
+	} cases[] = {{100.0, "100.0"}, {0.9, "0.9"},    {0.001, "0.001"}, {123456.0, "123456.0"},
+	             {1e-20, "1e-20"}, {1e20, "1e+20"}, {2.5, "2.5"}};
+	char buf[64];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cfg_format_double(cases[i].v, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].text);
+		assert_true(strtod(buf, NULL) == cases[i].v);
+	}
+}
+
 static void test_int(void **state)
 {
 	config_t cfg;
@@ -384,6 +402,7 @@ int main(void)
 	    cmocka_unit_test(test_load_missing_file),
 	    cmocka_unit_test(test_duration),
 	    cmocka_unit_test(test_double),
+	    cmocka_unit_test(test_format_double),
 	    cmocka_unit_test(test_int),
 	    cmocka_unit_test(test_string),
 	    cmocka_unit_test(test_enum),
