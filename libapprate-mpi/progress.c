@@ -7,12 +7,11 @@
  *             ... events, then every half window while no period is known (backing off to
  *             16 windows for programs without one). Once an anchor is found, the iterations
  *             already seen in the window are counted at once and every later per_iter-th
- *             occurrence of the anchor is one unit (per_iter: period.h). The anchor is checked again every 8 windows of events,
- *             and at once when it has not been seen for 8 iterations' worth of events
- *             (a new phase): it is kept while it still qualifies, else replaced (counting
- *             the new anchor's occurrences since the old one's last) or dropped.
- *   mpi:F:N   one unit per N calls of F (any thread).
- *   pcontrol  one unit per MPI_Pcontrol(1).
+ *             occurrence of the anchor is one unit (per_iter: period.h). The anchor is checked
+ * again every 8 windows of events, and at once when it has not been seen for 8 iterations' worth of
+ * events (a new phase): it is kept while it still qualifies, else replaced (counting the new
+ * anchor's occurrences since the old one's last) or dropped. mpi:F:N   one unit per N calls of F
+ * (any thread). pcontrol  one unit per MPI_Pcontrol(1).
  *
  * Until the first unit, every call also calls apprate_progress(r, 0): libapprate then
  * registers the rank (and retries) without sending a rate, so the controller knows the rank

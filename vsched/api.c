@@ -544,7 +544,8 @@ static void api_dispatch(struct api *a, const struct vsp_request *req, struct vs
 		selftest_info(a->s, &rep->info);
 		rep->has_info = 1;
 		if (rc == 0) {
-			reply_msg(rep, req->type == VSP_SELFTEST ? "self-test started" : "node info");
+			reply_msg(rep,
+			          req->type == VSP_SELFTEST ? "self-test started" : "node info");
 			rep->status = 0;
 			return;
 		}

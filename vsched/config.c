@@ -195,8 +195,8 @@ static const struct cfg_key keys[] = {
      "timed and polled by the dispatcher)",
      NULL, NULL, NULL, NULL, NULL, NULL},
     {"selftest", CFG_ENUM, F(selftest_at_start), "\"start\"", 0, 0, selftest_names,
-     "measure the finest period with < 1 % misses at start (off: only on request)", NULL,
-     NULL, NULL, NULL, NULL, NULL},
+     "measure the finest period with < 1 % misses at start (off: only on request)", NULL, NULL,
+     NULL, NULL, NULL, NULL},
     {NULL, CFG_STRING, 0, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -119,7 +119,8 @@ static void sample(struct disp *d, struct cpu_table *ct, int n, mono_ns now)
 			continue;
 		d->delta[i] = c > run->cpu_at_raise ? c - run->cpu_at_raise : 0;
 		if (d->delta[i] > 0)
-			run->detecting = false; /* it ran: its detectors fired or no longer matter */
+			run->detecting =
+			    false; /* it ran: its detectors fired or no longer matter */
 		run->cpu_at_raise = c;
 		run->wall_at_raise = now;
 		run->win[run->cur].used += d->delta[i];
@@ -379,8 +380,8 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 		arm_enforcer(t, th);
 		run->cont_job = run->win[run->cur].release;
 		arm_detectors(t, th,
-		               run->win[run->cur].dormant ||
-		                   (d->timed[d->chain[k]] && was && d->delta[d->chain[k]] == 0));
+		              run->win[run->cur].dormant ||
+		                  (d->timed[d->chain[k]] && was && d->delta[d->chain[k]] == 0));
 		run->raised = true;
 		run->parked = false;
 		run->kstop = false;

@@ -32,7 +32,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-
 static int open_counter(pid_t tid)
 {
 	struct perf_event_attr a;
