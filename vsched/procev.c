@@ -53,23 +53,22 @@ struct pe_input {
 /* Sends a PROC_CN_MCAST_LISTEN request: with the event filter of 6.6+ or the old form. */
 static int subscribe(int fd, bool filtered)
 {
-	struct {
-		struct nlmsghdr nl;
-		struct cn_msg cn;
-		struct pe_input in;
-	} __attribute__((packed)) m;
-	size_t body = filtered ? sizeof(m.in) : sizeof(m.in.mcast_op);
+	/* nlmsghdr, cn_msg, then the request, packed: laid out by hand (cn_msg ends in a
+	 * flexible array, so it cannot sit inside a struct) */
+	uint8_t m[NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(struct pe_input)];
+	struct pe_input in = {.mcast_op = PROC_CN_MCAST_LISTEN,
+	                      .event_type = PROC_EVENT_FORK | PROC_EVENT_EXIT};
+	size_t body = filtered ? sizeof(in) : sizeof(in.mcast_op);
+	struct cn_msg cn = {.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC}, .len = (uint16_t)body};
+	struct nlmsghdr nl = {.nlmsg_len = (uint32_t)(NLMSG_HDRLEN + sizeof(cn) + body),
+	                      .nlmsg_type = NLMSG_DONE,
+	                      .nlmsg_pid = (uint32_t)getpid()};
 
-	memset(&m, 0, sizeof(m));
-	m.nl.nlmsg_len = (uint32_t)(NLMSG_HDRLEN + sizeof(m.cn) + body);
-	m.nl.nlmsg_type = NLMSG_DONE;
-	m.nl.nlmsg_pid = (uint32_t)getpid();
-	m.cn.id.idx = CN_IDX_PROC;
-	m.cn.id.val = CN_VAL_PROC;
-	m.cn.len = (uint16_t)body;
-	m.in.mcast_op = PROC_CN_MCAST_LISTEN;
-	m.in.event_type = PROC_EVENT_FORK | PROC_EVENT_EXIT;
-	return send(fd, &m, m.nl.nlmsg_len, 0) < 0 ? -1 : 0;
+	memset(m, 0, sizeof(m));
+	memcpy(m, &nl, sizeof(nl));
+	memcpy(m + NLMSG_HDRLEN, &cn, sizeof(cn));
+	memcpy(m + NLMSG_HDRLEN + sizeof(cn), &in, body);
+	return send(fd, m, nl.nlmsg_len, 0) < 0 ? -1 : 0;
 }
 
 static void *check_thread(void *arg)
@@ -160,12 +159,11 @@ int procev_fd(const struct procev *ev)
 
 int procev_drain(struct procev *ev, procev_fn fn, void *arg)
 {
-	char buf[8192];
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 	int lost = 0;
 
 	for (;;) {
 		ssize_t got = recv(ev->fd, buf, sizeof(buf), 0);
-		int n = (int)got;
 		if (got < 0) {
 			if (errno == ENOBUFS) {
 				lost = -1; /* the kernel dropped some: the caller re-reads all */
@@ -173,8 +171,13 @@ int procev_drain(struct procev *ev, procev_fn fn, void *arg)
 			}
 			return lost; /* EAGAIN: drained */
 		}
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, n);
-		     h = NLMSG_NEXT(h, n)) {
+		size_t len = (size_t)got;
+		/* NLMSG_OK/NLMSG_NEXT on a length that stays within [0, got] */
+		for (size_t off = 0, step; off + NLMSG_HDRLEN <= len; off += step) {
+			struct nlmsghdr *h = (struct nlmsghdr *)(buf + off);
+			if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > len - off)
+				break;
+			step = NLMSG_ALIGN(h->nlmsg_len);
 			struct cn_msg *cn = NLMSG_DATA(h);
 			struct proc_event e;
 			if (h->nlmsg_len < (uint32_t)OFF_DATA + 16 ||
