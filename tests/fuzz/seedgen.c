@@ -293,7 +293,7 @@ static void config_seeds(void)
 	config_seed("config_controller", &fuzz_config_controller);
 	seed_text("config_vsched", "valid-small", "utilization_cap = 0.5;\npark = \"idle\";\n");
 	seed_text("config_agent", "valid-small",
-	          "node_name = \"n1\";\ncontroller = \"tcp://head:7710\";\n");
+	          "node_name = \"n1\";\ncontroller = \"tcp://head:7710\";\ninsecure = true;\n");
 	seed_text("config_controller", "valid-small",
 	          "coschedule = true;\nframe = \"100ms\";\nslot = \"10ms\";\n");
 }
