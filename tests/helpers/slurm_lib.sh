@@ -34,7 +34,9 @@ free_port() {
 slurm_start() {
 	local plug=$1 ctld_port slurmd_port i
 	SLURM_DIR=$TMP/slurm
-	mkdir -p "$SLURM_DIR/state" "$SLURM_DIR/spool"
+	# TmpFS inside it: pmix's per-step directories never outlive the test (a stale
+	# /tmp/spmix_appdir_0_1.0 from an aborted run makes every later step 1.0 fail)
+	mkdir -p "$SLURM_DIR/state" "$SLURM_DIR/spool" "$SLURM_DIR/tmp"
 	chmod 700 "$SLURM_DIR"
 	dd if=/dev/urandom of="$SLURM_DIR/munge.key" bs=1024 count=1 status=none
 	chmod 400 "$SLURM_DIR/munge.key"
@@ -59,6 +61,7 @@ CredType=cred/munge
 AuthInfo=socket=$SLURM_DIR/munge.sock
 StateSaveLocation=$SLURM_DIR/state
 SlurmdSpoolDir=$SLURM_DIR/spool
+TmpFS=$SLURM_DIR/tmp
 SlurmctldPidFile=$SLURM_DIR/slurmctld.pid
 SlurmdPidFile=$SLURM_DIR/slurmd.pid
 SlurmctldLogFile=$SLURM_DIR/slurmctld.log
@@ -114,5 +117,5 @@ slurm_stop() {
 	done
 	SLURM_PIDS=()
 	unset SLURM_CONF
-	[ -z "$SLURM_DIR" ] || rm -rf "$SLURM_DIR"
+	[ -z "$SLURM_DIR" ] || [ -n "${KEEP_TMP:-}" ] || rm -rf "$SLURM_DIR"
 }

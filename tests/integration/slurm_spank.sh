@@ -49,7 +49,7 @@ slurm_srun -n 2 --mpi=pmix "$VS_BIN/vschedctl" -s "ipc://$TMP/vs-n1.sock" run --
 	--slice 90ms -- "$JAC" -s 1024 -d 6 -v >"$TMP/full.out" 2>"$TMP/full.err" ||
 	slurm_fail "full-speed run: exit $?: $(tail -3 "$TMP/full.err")"
 FULL=$(rate_between "$TMP/full.out" 2 | awk '{ printf "%.3f\n", $1 / 0.9 }')
-[ -n "$FULL" ] || fail "no full-speed rate: $(cat "$TMP/full.out")"
+[ -n "$FULL" ] || fail "no full-speed rate: $(cat "$TMP/full.out") $(tail -5 "$TMP/full.err")"
 echo "full speed: $FULL iterations/s (srun, ranks at 90 %, scaled)"
 
 slurm_srun -n 2 --mpi=pmix --vsched-rate=$TARGET --vsched-job=jac "$JAC" -s 1024 -d $RUN -v \
