@@ -287,5 +287,7 @@ int main(int argc, char **argv)
 	       n, (unsigned long long)misses, n ? 100.0 * (double)misses / (double)n : 0.0,
 	       pct_us(resp, n, 50), pct_us(resp, n, 99), (double)late_max / 1e3,
 	       pct_us(wake, n, 50), (double)cw / 1e3, cpu_pct);
+	free(resp);
+	free(wake);
 	return 0;
 }

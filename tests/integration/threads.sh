@@ -29,8 +29,14 @@ for t in /proc/"$p"/task/*; do
 	tid=${t##*/}
 	aff=$(taskset -cp "$tid" | sed -n 's/.*affinity list: //p')
 	[ "$aff" = 1 ] || fail "thread $tid affinity '$aff', want 1"
-	pol=$(chrt -p "$tid" | sed -n "s/.*scheduling policy: \([A-Z_]*\).*/\1/p")
-	prio=$(chrt -p "$tid" | sed -n 's/.*scheduling priority: //p')
+	# the policy is given when the thread is first dispatched: within 2 s even in the
+	# sanitizer build
+	for _ in $(seq 1 40); do
+		pol=$(chrt -p "$tid" | sed -n "s/.*scheduling policy: \([A-Z_]*\).*/\1/p")
+		prio=$(chrt -p "$tid" | sed -n 's/.*scheduling priority: //p')
+		[ "$pol" = SCHED_RR ] && [ "$prio" = 98 ] && break
+		sleep 0.05
+	done
 	[ "$pol" = SCHED_RR ] && [ "$prio" = 98 ] ||
 		fail "thread $tid policy $pol/$prio, want SCHED_RR 98 (stop task)"
 done
