@@ -9,9 +9,12 @@
  * Floors only rise while the controller runs.
  *
  * Limits. A floating job's U rises only as far as its nodes admit: a refused rise caps U
- * where it was (control_reject() in txn.c). The cap is lifted after a back-off (LIMIT_RETRY,
- * doubled per refusal in a row up to LIMIT_RETRY_MAX), so that the job tries again once
- * room may have been freed.
+ * where it was (control_reject() in txn.c; a new target refused for its U step is kept the
+ * same way). At once, one transaction at a time, the cap is bisected towards the refused U
+ * (control_probe_u_limit()) until the gap is under a point: the job holds the most its nodes
+ * admit, not the U it had. The cap is lifted after a back-off (LIMIT_RETRY, doubled per
+ * refusal in a row up to LIMIT_RETRY_MAX), so that the job tries again once room may have
+ * been freed.
  *
  * Who yields. Every job is entitled to U up to its target: targets are admitted so that
  * they fit (change.c), and that is the paper's U = target guarantee. A job may hold more
@@ -184,14 +187,28 @@ static void revoke_for(struct ctld *d, struct job *jb, mono_ns now)
 		jb->control.retry_at = now + REVOKE_SETTLE;
 }
 
+/* The cap's gap to the refused U is open: the next bisection step can be sent now. */
+static bool probe_due(const struct ctld *d, const struct job *jb)
+{
+	return !d->cfg.cs.on && floating(jb) && !jb->txn.active &&
+	       control_u_limit_open(&jb->control.loop);
+}
+
 void capacity_tick(struct ctld *d, mono_ns now)
 {
 	for (int j = 0; j < d->njobs; j++) {
 		struct job *jb = d->jobs[j];
 		const struct control_job *cj = &jb->control.loop;
+		struct control_decision dec;
 
 		if (!floating(jb) || jb->txn.active)
 			continue;
+		if (probe_due(d, jb) && control_probe_u_limit(&jb->control.loop, now, &dec) == 0) {
+			log_info("job %s: U capped at %.1f %% by its nodes: trying %.1f %%",
+			         jb->name, cj->prev_u_pct, cj->cur_u_pct);
+			decide_apply(d, jb, &dec, now);
+			continue;
+		}
 		limit_retry(d, jb, now);
 		if (cj->unreachable && cj->fl.u_limit_pct < 100 &&
 		    cj->fl.need_u_pct > cj->cur_u_pct &&
@@ -207,6 +224,8 @@ mono_ns capacity_next(const struct ctld *d)
 
 	for (int j = 0; j < d->njobs; j++) {
 		mono_ns t = d->jobs[j]->control.retry_at;
+		if (probe_due(d, d->jobs[j]))
+			return 1; /* due: the loop does not sleep */
 		if (t && (next == 0 || mono_before(t, next)))
 			next = t;
 	}

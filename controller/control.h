@@ -191,8 +191,10 @@ enum control_fsearch {
 
 /* The floating algorithm's state (control_floating.c). */
 struct control_float {
-	double u_limit_pct; /* the most U admission allows now (control_set_u_limit); 100: none */
-	double slope;       /* dr/dU at the current period (points per point); 0: not known */
+	double u_limit_pct;   /* the most U admission allows now (control_set_u_limit); 100: none */
+	double u_refused_pct; /* the lowest U refused under this limit (100: none); the limit is
+	                       * bisected towards it (control_probe_u_limit) */
+	double slope;         /* dr/dU at the current period (points per point); 0: not known */
 	struct control_fpoint pts[CONTROL_FPTS]; /* evaluations at the current period (ring) */
 	uint32_t npts, pts_pos;
 	double noise_pct;    /* s.d. of one evaluation's rate, points */
@@ -330,6 +332,17 @@ int control_set_floor(struct control_job *job, mono_ns floor_ns, mono_ns now,
  * at once (CONTROL_R_LIMIT). Other algorithms keep U = target: -EINVAL. */
 int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
                         struct control_decision *out);
+/* Floating, capped by a refused rise: true while the gap between the limit (admitted) and
+ * the lowest refused U is wider than a point and the job holds its limit. */
+bool control_u_limit_open(const struct control_job *job);
+/* One bisection step of that gap: the limit rises to its middle and U with it (a decision to
+ * send; a refusal of it narrows the gap from above, control_reject()). Returns 0, or
+ * -EAGAIN when there is nothing to probe (the gap is closed then). */
+int control_probe_u_limit(struct control_job *job, mono_ns now, struct control_decision *out);
+/* A refused target change that keeps the new target (floating, a U step the nodes have no
+ * room for): the constraint goes back as control_reject() does, the target stays, and U is
+ * capped at the U in force before the change. */
+void control_reject_keep_target(struct control_job *job, mono_ns now, struct control_decision *out);
 /* The constraint in force took effect at `at` (e.g. windows committed after the decision):
  * reports measured before it are stale, the round starts again there. */
 void control_restart_round(struct control_job *job, mono_ns at);

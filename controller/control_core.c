@@ -523,6 +523,8 @@ int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
 	    u_pct <= 0 || u_pct > 100)
 		return -EINVAL;
 	job->fl.u_limit_pct = u_pct;
+	if (u_pct >= 100)
+		job->fl.u_refused_pct = 100.0; /* lifted: what was refused is tried afresh */
 	if (job->state == CONTROL_CALIBRATING || job->target_pct <= 0 || job->cur_u_pct <= u_pct) {
 		control_keep(job, CONTROL_R_NONE, out);
 		return 0;
@@ -589,6 +591,12 @@ void control_reject(struct control_job *job, mono_ns now, struct control_decisio
 	job->prev_target_pct = t;
 	job->rejected = true;
 	job->state = CONTROL_REJECTED;
+}
+
+void control_reject_keep_target(struct control_job *job, mono_ns now, struct control_decision *out)
+{
+	job->prev_target_pct = job->cur_target_pct;
+	control_reject(job, now, out);
 }
 
 const char *control_state_name(enum control_state s)

@@ -48,9 +48,14 @@
  * Saturation. At U_hi with the rate below the target by more than the dead band the job is
  * unreachable: it holds U_hi, the most it can get, and need_u_pct is the U the model says it
  * needs; at U_lo above the target likewise (faster than asked at the smallest slice). A
- * refused rise of U (a node's admission control) caps U where it was until the daemon raises
- * the limit again (control_set_u_limit()).
+ * refused rise of U (a node's admission control) caps U where it was; the daemon then
+ * bisects the gap between that cap and the refused U (control_probe_u_limit(), down to
+ * BISECT_GAP), so that the job holds the most the nodes admit, and lifts the cap after a
+ * back-off (control_set_u_limit()). A new target that needs a U step the nodes refuse is
+ * kept the same way (control_reject_keep_target()): the target is the administrator's, U is
+ * what the nodes can give.
  */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -63,6 +68,7 @@
 #define U_STEP_MIN 0.05 /* smaller U changes are not sent */
 #define GAIN_NEAR  0.7
 #define NEED_MAX   999.0 /* shown need: "more than a CPU" beyond 100 */
+#define BISECT_GAP 1.0   /* points of U: a refused rise is bisected down to this gap */
 #define UNSETTLED  6     /* U steps at one period after which the period search starts anyway */
 
 void control_floating_init(struct control_job *job)
@@ -71,6 +77,7 @@ void control_floating_init(struct control_job *job)
 
 	memset(f, 0, sizeof(*f));
 	f->u_limit_pct = 100.0;
+	f->u_refused_pct = 100.0;
 	f->noise_pct = job->p.noise_pct;
 	f->prev_e = NAN;
 	f->need_u_pct = NAN;
@@ -439,6 +446,7 @@ void control_floating_target(struct control_job *job, mono_ns now, struct contro
 	f->settled = 0;
 	f->need_u_pct = NAN;
 	f->u_limit_pct = 100.0; /* a new target is a new admission: the nodes say what fits */
+	f->u_refused_pct = 100.0;
 	job->unreachable = false;
 	if (f->search == CONTROL_FS_PROBE) { /* abandon the probe, search again later */
 		f->search = CONTROL_FS_NONE;
@@ -477,11 +485,45 @@ void control_floating_bounds(struct control_job *job, enum control_reason why, m
 
 void control_floating_rejected(struct control_job *job, double refused_u_pct)
 {
-	if (refused_u_pct > job->prev_u_pct && job->prev_u_pct > 0)
+	if (refused_u_pct > job->prev_u_pct && job->prev_u_pct > 0) {
 		job->fl.u_limit_pct = job->prev_u_pct;
+		job->fl.u_refused_pct = fmin(job->fl.u_refused_pct, refused_u_pct);
+	}
 	job->fl.search = CONTROL_FS_NONE;
 	job->fl.settled = 0;
 	job->fl.prev_e = NAN;
+}
+
+bool control_u_limit_open(const struct control_job *job)
+{
+	const struct control_float *f = &job->fl;
+
+	return job->p.algo == CONTROL_ALGO_FLOATING && job->state != CONTROL_CALIBRATING &&
+	       job->target_pct > 0 && f->u_limit_pct < 100 && f->u_refused_pct < 100 &&
+	       f->u_refused_pct - f->u_limit_pct > BISECT_GAP &&
+	       job->cur_u_pct >= f->u_limit_pct - U_STEP_MIN;
+}
+
+int control_probe_u_limit(struct control_job *job, mono_ns now, struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+	double u;
+
+	if (!out || !control_u_limit_open(job))
+		return -EAGAIN;
+
+	mono_ns period = f->search == CONTROL_FS_PROBE ? f->best_period : job->period_ns;
+
+	f->u_limit_pct = (f->u_limit_pct + f->u_refused_pct) / 2;
+	u = u_fit(job, period, f->u_limit_pct);
+	if (u < job->cur_u_pct + U_STEP_MIN) { /* the slot grid or u_max: no finer step */
+		f->u_refused_pct = 100.0;
+		return -EAGAIN;
+	}
+	f->search = CONTROL_FS_NONE;
+	f->settled = 0;
+	apply(job, period, u, now, CONTROL_R_LIMIT, out);
+	return 0;
 }
 
 double control_start_u(const struct control_job *job)

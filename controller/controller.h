@@ -224,6 +224,7 @@ struct job_control {
 	mono_ns retry_at;   /* when a refused rise is tried again (0: not capped) */
 	uint32_t retries;   /* refused rises in a row (the back-off) */
 	mono_ns revoked_at; /* when others last gave back U to this job */
+	char limit_why[PADM_REASON_MAX + 1]; /* the refusal that capped U (shown while capped) */
 };
 
 /* The constraint committed on the nodes (txn.c). */

@@ -50,6 +50,8 @@ static void fill_job_u(const struct ctld *d, const struct job *jb, struct padm_j
 	const struct control_job *cj = &jc->loop;
 	bool constrained = jb->commit.period > 0 && jb->commit.slice < jb->commit.period;
 	double u = constrained ? 100.0 * (double)jb->commit.slice / (double)jb->commit.period : NAN;
+	bool capped =
+	    cj->p.algo == CONTROL_ALGO_FLOATING && cj->fl.u_limit_pct < 100 && jc->limit_why[0];
 
 	o->u_pct = u;
 	o->eff = constrained && isfinite(cj->last_rate_pct) ? cj->last_rate_pct / u : NAN;
@@ -57,6 +59,9 @@ static void fill_job_u(const struct ctld *d, const struct job *jb, struct padm_j
 	o->floor = capacity_job_floor(d, jb);
 	o->need_u_pct = NAN;
 	text_fmt(o->reason, sizeof(o->reason), "%s", jb->commit.reason);
+	if (!o->reason[0] && capped)
+		text_fmt(o->reason, sizeof(o->reason), "U capped at %.1f %%: %s",
+		         cj->fl.u_limit_pct, jc->limit_why);
 	if (cj->p.algo != CONTROL_ALGO_FLOATING || !cj->unreachable || !isfinite(cj->fl.need_u_pct))
 		return;
 	o->need_u_pct = cj->fl.need_u_pct;
@@ -72,8 +77,11 @@ static void fill_job_u(const struct ctld *d, const struct job *jb, struct padm_j
 		text_fmt(o->reason, sizeof(o->reason),
 		         "needs U %.0f %%; holds %.1f %%, the most its "
 		         "nodes admit%s%s",
-		         cj->fl.need_u_pct, cj->cur_u_pct, jb->commit.reason[0] ? ": " : "",
-		         jb->commit.reason);
+		         cj->fl.need_u_pct, cj->cur_u_pct,
+		         jb->commit.reason[0] || capped ? ": " : "",
+		         jb->commit.reason[0] ? jb->commit.reason
+		         : capped             ? jc->limit_why
+		                              : "");
 }
 
 /* Ranks are registered but none has reported a unit yet: libapprate-mpi's auto mode before

@@ -116,8 +116,22 @@ static void txn_commit(struct ctld *d, struct job *jb, mono_ns now)
 	txn_clear(t);
 }
 
-/* The job's control state and settings as before the transaction. */
-static void rollback_control(struct ctld *d, struct job *jb, mono_ns now)
+/* A floating job's new target refused only for the U step it needs (a node has no room
+ * for it) keeps the target: the job holds the U it had, capped there, and capacity.c
+ * bisects towards the refused U. The other algorithms keep U = target: refused whole. */
+static bool target_kept(const struct job *jb)
+{
+	const struct txn *t = &jb->txn;
+	const struct control_job *cj = &jb->control.loop;
+
+	return t->kind == TXN_TARGET && t->nwin == 0 && t->status == -ENOSPC &&
+	       jb->commit.period != 0 && cj->p.algo == CONTROL_ALGO_FLOATING &&
+	       cj->cur_u_pct > cj->prev_u_pct && cj->prev_u_pct > 0;
+}
+
+/* The job's control state and settings as before the transaction (the target kept when
+ * target_kept()). */
+static void rollback_control(struct ctld *d, struct job *jb, bool keep_target, mono_ns now)
 {
 	struct txn *t = &jb->txn;
 	struct control_decision dec;
@@ -133,6 +147,8 @@ static void rollback_control(struct ctld *d, struct job *jb, mono_ns now)
 		jb->control.loop = t->saved_ctl;
 		jb->control.set = t->saved_set;
 		jobs_fit_ranks(jb);
+	} else if (keep_target) {
+		control_reject_keep_target(&jb->control.loop, now, &dec);
 	} else if (t->kind != TXN_PLAN) {
 		control_reject(&jb->control.loop, now, &dec);
 		if (t->kind == TXN_TARGET)
@@ -189,15 +205,36 @@ static void rollback_reply(struct ctld *d, struct job *jb, int kept)
 	outbox_status(d, t->cid, t->cidlen, t->status < 0 ? t->status : -EBUSY, msg);
 }
 
+/* The client's answer when the target was kept (target_kept()): set, U capped. */
+static void kept_target_reply(struct ctld *d, struct job *jb, const char *rs)
+{
+	struct txn *t = &jb->txn;
+	char msg[PADM_REASON_MAX + 1];
+
+	text_fmt(msg, sizeof(msg),
+	         "job %s: target %g%% set; U %s refused: %s; the job holds U %.1f%% and takes "
+	         "what the nodes admit",
+	         jb->name, t->new_target, rs, t->why, jb->control.loop.cur_u_pct);
+	log_info("admin: %s", msg);
+	outbox_status(d, t->cid, t->cidlen, 0, msg);
+}
+
 static void txn_rollback(struct ctld *d, struct job *jb, mono_ns now)
 {
 	struct txn *t = &jb->txn;
 	struct job_commit *c = &jb->commit;
+	bool keep_target = target_kept(jb);
 	char rs[96];
 	int sent, kept;
 
 	txn_fmt_resv(t->period, t->slice, rs, sizeof(rs));
-	rollback_control(d, jb, now);
+	rollback_control(d, jb, keep_target, now);
+	if (jb->control.loop.p.algo == CONTROL_ALGO_FLOATING &&
+	    jb->control.loop.fl.u_limit_pct < 100) /* capped: job show says by what */
+		text_fmt(jb->control.limit_why, sizeof(jb->control.limit_why), "%s refused: %s", rs,
+		         t->why);
+	if (keep_target)
+		persist_mark(d);
 	sent = rollback_nodes(d, jb, &kept);
 	c->refused = true;
 	text_fmt(c->reason, sizeof(c->reason), "%s refused: %s", rs, t->why);
@@ -215,7 +252,9 @@ static void txn_rollback(struct ctld *d, struct job *jb, mono_ns now)
 		         c->reason, kept);
 		text_fmt(c->reason, sizeof(c->reason), "%s", tmp);
 	}
-	if (t->has_client)
+	if (t->has_client && keep_target)
+		kept_target_reply(d, jb, rs);
+	else if (t->has_client)
 		rollback_reply(d, jb, kept);
 	txn_clear(t);
 }

@@ -22,7 +22,7 @@ static void request(const uint8_t *data, size_t size)
 		return;
 	}
 	fuzz_accepted();
-	FUZZ_CHECK(q.type >= VSP_ADD && q.type <= VSP_EPOCH);
+	FUZZ_CHECK(q.type >= VSP_ADD && q.type <= VSP_SELFTEST);
 	if (q.type == VSP_ADD || q.type == VSP_SET) {
 		FUZZ_CHECK(q.nwin >= 1 && q.nwin <= VSP_MAX_WINDOWS && q.pid > 0);
 		FUZZ_CHECK(q.type == VSP_SET || q.park <= VSP_PARK_DEFAULT);

@@ -5,9 +5,11 @@
 #  - bad admin requests are refused with a one-line reason, a non-zero exit, and nothing
 #    changes: unknown job, 0, 101, -5, "abc";
 #  - a valid target reaches every node's vsched (U = target at the initial period);
-#  - a target one node cannot admit (its CPU is loaded by another reservation) is refused
-#    with that node's reason; the node that had accepted it is rolled back: never
-#    half-applied, the previous target stays, the job shows `rejected`.
+#  - a target one node cannot admit (its CPU is loaded by another reservation): with the
+#    floating algorithm the target is kept and U bisected to the most that node admits (the
+#    reason shown); with linear (U = target) it is refused with that node's reason and the
+#    node that had accepted it is rolled back: never half-applied, the previous target
+#    stays, the job shows `rejected`.
 # Bounded: the whole test runs under a 100 s timeout.
 if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 100 bash "$0" "$@"
@@ -82,6 +84,26 @@ pass "rate jobA 30: $(cat "$TMP/out")"
 spawn sleep 60
 LOAD=$SPAWNED
 vctl n2 task add "$LOAD" --period 100ms --slice 50ms >/dev/null || ctld_fail "load on n2 refused"
+# The default (floating) algorithm keeps a target whose U the nodes cannot give: the target
+# is set, U is bisected to the most n2 admits (40 %, within a point), the reason is shown.
+actl rate jobA 45 >"$TMP/out" 2>&1 || ctld_fail "floating: rate jobA 45: $(cat "$TMP/out")"
+grep -Eq 'target 45% set; U .* refused: node n2: .*holds U 30.0%' "$TMP/out" ||
+	ctld_fail "floating: rate jobA 45: $(cat "$TMP/out")"
+[ "$(job_field jobA target_pct)" = 45 ] || ctld_fail "floating: target $(job_field jobA target_pct), expected 45"
+u_both() { # LO HI: both ranks' slice (ns at the 100 ms period) in [LO, HI]
+	local a b
+	a=$(task_resv n1 "$R0") b=$(task_resv n2 "$R1")
+	[ "${a#*/}" = 100000000 ] && [ "$a" = "$b" ] && [ "${a%/*}" -ge "$1" ] && [ "${a%/*}" -le "$2" ]
+}
+wait_until 5 u_both 39000000 40000000 ||
+	ctld_fail "floating: U not bisected to 39-40 %: n1 $(task_resv n1 "$R0") n2 $(task_resv n2 "$R1")"
+actl job show jobA | grep -Eq 'reason: .*node n2' || ctld_fail "floating: job show without the reason: $(actl job show jobA)"
+pass "floating: target 45 % kept, U $(task_resv n1 "$R0" | awk -F/ '{ printf "%.1f", 100 * $1 / $2 }') % on both nodes (n2 admits 40 %), reason shown"
+
+# linear (the paper's U = target): the same target is refused whole and rolled back.
+actl rate jobA 30 >/dev/null 2>&1 || ctld_fail "rate jobA 30 (back) refused: $(actl rate jobA 30 2>&1)"
+actl job set jobA --algorithm linear >/dev/null || ctld_fail "job set --algorithm linear refused"
+wait_until 5 u_both 30000000 30000000 || ctld_fail "linear at 30 %: n1 $(task_resv n1 "$R0") n2 $(task_resv n2 "$R1")"
 EXPECT_TARGET=30 refused 1 "target 45% refused: node n2: " rate jobA 45
 sleep 0.3 # the roll-back's acknowledgement
 [ "$(task_resv n1 "$R0")" = 30000000/100000000 ] && [ "$(task_resv n2 "$R1")" = 30000000/100000000 ] ||
@@ -89,7 +111,7 @@ sleep 0.3 # the roll-back's acknowledgement
 [ "$(job_field jobA state)" = rejected ] || ctld_fail "state $(job_field jobA state), expected rejected"
 actl job show jobA | grep -q 'reason: .*node n2' || ctld_fail "job show without the reason: $(actl job show jobA)"
 grep -q 'previous constraint restored on 1 node' "$TMP/ctld.log" || ctld_fail "no roll-back logged"
-pass "45 % refused by n2, rolled back on n1: both nodes still at 30 %, job rejected with the reason"
+pass "linear: 45 % refused by n2, rolled back on n1: both nodes still at 30 %, job rejected with the reason"
 
 # Still usable: 35 % fits everywhere (50 + 35 <= 90) and clears the rejection.
 actl rate jobA 35 >/dev/null 2>&1 || ctld_fail "rate jobA 35 refused: $(actl rate jobA 35 2>&1)"

@@ -113,18 +113,28 @@ npass "both jobs at their targets across two namespace-nodes"
 
 # Every rank: reserved the job's U (the controller's, the same on both nodes) on its node's
 # CPU; its measured CPU share is held by the reservation (at most U + 6 points; a rank that
-# waits for its partner uses less).
+# waits for its partner uses less). The controller keeps moving U (floating algorithm), so
+# a rank may briefly hold the previous step's U while a new constraint is in flight: the
+# comparison is repeated for up to 5 s until the controller's U is the same before and after
+# the rank's is read.
+# rank_rec NODE_INDEX PID: the rank's vsched record (one JSON line), empty if none.
+rank_rec() { netns_vctl "$1" task list --json | jq -c ".[] | select(.pid == $2)"; }
 for job in jobA jobB; do
-	tg=$(netns_job_field "$job" u_pct)
 	while read -r rank node pid; do
 		i=${node#node}
-		rec=$(netns_vctl "$i" task list --json | jq -c ".[] | select(.pid == $pid)")
-		[ -n "$rec" ] || nfail "$job rank $rank (pid $pid) not under $node's vsched"
-		util=$(jq -r .util_pct <<<"$rec")
+		for _ in $(seq 10); do
+			tg=$(netns_job_field "$job" u_pct)
+			rec=$(rank_rec "$i" "$pid")
+			[ -n "$rec" ] || nfail "$job rank $rank (pid $pid) not under $node's vsched"
+			util=$(jq -r .util_pct <<<"$rec")
+			[ "$(netns_job_field "$job" u_pct)" = "$tg" ] &&
+				within "$util" "$(awk -v u="$tg" 'BEGIN { print u - 1 }')" "$(awk -v u="$tg" 'BEGIN { print u + 1 }')" && break
+			sleep 0.5
+		done
 		cpu=$(jq -r .cpu <<<"$rec")
 		[ "$cpu" = "$(netns_get "${node}_cpus")" ] || nfail "$job rank $rank on CPU $cpu, $node manages $(netns_get "${node}_cpus")"
 		within "$util" "$(awk -v u="$tg" 'BEGIN { print u - 1 }')" "$(awk -v u="$tg" 'BEGIN { print u + 1 }')" ||
-			nfail "$job rank $rank: U $util %, the controller's U $tg %"
+			nfail "$job rank $rank: U $util %, the controller's U $tg % (for 5 s)"
 		sh=$(share "$pid" 2)
 		within "$sh" "$(awk -v u="$tg" 'BEGIN { print u / 4 }')" "$(awk -v u="$tg" 'BEGIN { print u + 6 }')" ||
 			nfail "$job rank $rank: CPU share $sh %, reservation U $tg %"

@@ -615,6 +615,65 @@ static void test_floating_bounds(void **state)
 	control_job_fini(&f.job);
 }
 
+/* Floating: a refused rise is bisected towards the refused U, down to a point's gap, each
+ * probe a decision the daemon sends; a refused probe narrows the gap from above. A new target
+ * whose U step is refused is kept, U capped where it was. Other algorithms: nothing to probe. */
+static void test_floating_limit_bisect(void **state)
+{
+	(void)state;
+	struct control_params p;
+	struct fx f = {.now = SEC};
+	double room = 61.0; /* what the node admits */
+	int probes = 0;
+
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 40;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	assert_false(control_u_limit_open(&f.job));
+	assert_int_equal(control_probe_u_limit(&f.job, f.now, &f.d), -EAGAIN);
+	report(&f, 20); /* needs U 80: refused */
+	assert_true(fabs(f.d.u_pct - 80) < 1e-6);
+	control_reject(&f.job, f.now, &f.d);
+	assert_true(fabs(f.job.fl.u_limit_pct - 40) < 1e-6);
+	assert_true(fabs(f.job.fl.u_refused_pct - 80) < 1e-6);
+	while (control_u_limit_open(&f.job)) {
+		assert_true(++probes <= 10);
+		assert_int_equal(control_probe_u_limit(&f.job, f.now, &f.d), 0);
+		assert_true(f.d.changed);
+		assert_int_equal(f.d.reason, CONTROL_R_LIMIT);
+		if (f.d.u_pct > room)
+			control_reject(&f.job, f.now, &f.d);
+	}
+	/* 40 | 80: 60 ok, 70 no, 65 no, 62.5 no, 61.25 no, 60.625 ok: holds 60.6 of 61 */
+	assert_int_equal(probes, 6);
+	assert_true(f.job.cur_u_pct <= room && f.job.cur_u_pct > room - 1.0);
+	assert_true(f.job.fl.u_refused_pct - f.job.fl.u_limit_pct <= 1.0);
+	/* lifting the cap forgets what was refused */
+	assert_int_equal(control_set_u_limit(&f.job, 100, f.now, &f.d), 0);
+	assert_true(f.job.fl.u_refused_pct == 100.0);
+	assert_false(control_u_limit_open(&f.job));
+
+	/* a new target whose U step is refused: kept, U back where it was and capped */
+	double u0 = f.job.cur_u_pct;
+	assert_int_equal(control_set_target(&f.job, 45, f.now, &f.d), 0);
+	assert_true(f.d.changed && f.d.u_pct > u0);
+	control_reject_keep_target(&f.job, f.now, &f.d);
+	assert_int_equal(f.d.reason, CONTROL_R_ROLLBACK);
+	assert_true(fabs(f.d.u_pct - u0) < 1e-6);
+	assert_true(f.job.target_pct == 45.0);
+	assert_true(fabs(f.job.fl.u_limit_pct - u0) < 1e-6);
+	assert_true(control_u_limit_open(&f.job));
+	control_job_fini(&f.job);
+
+	params(&p, CONTROL_ALGO_ADAPTIVE, 1);
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	assert_false(control_u_limit_open(&f.job));
+	assert_int_equal(control_probe_u_limit(&f.job, f.now, &f.d), -EAGAIN);
+	control_job_fini(&f.job);
+}
+
 static void test_params_checked(void **state)
 {
 	(void)state;
@@ -768,6 +827,7 @@ int main(void)
 	    cmocka_unit_test(test_floating_steps),
 	    cmocka_unit_test(test_floating_evaluation_window),
 	    cmocka_unit_test(test_floating_bounds),
+	    cmocka_unit_test(test_floating_limit_bisect),
 	    cmocka_unit_test(test_params_checked),
 	    cmocka_unit_test(test_random_sequences),
 	};
