@@ -289,9 +289,12 @@ struct agent {
 	uint64_t instance;
 	mono_ns started;
 	struct agent_counters cnt;
-	uint64_t epoch_ns;    /* the controller's epoch (CLOCK_REALTIME ns), 0: none yet */
-	mono_ns epoch_next;   /* when to give it to vsched again */
-	bool epoch_pending;   /* not given to vsched since it arrived */
+	uint64_t epoch_ns;  /* the controller's epoch (CLOCK_REALTIME ns), 0: none yet */
+	mono_ns epoch_next; /* when to give it to vsched again */
+	bool epoch_pending; /* not given to vsched since it arrived */
+	/* nodeinfo.c: the NODE_INFO last sent since registering */
+	bool info_sent;
+	struct pctl_node_info info_last;
 	uint64_t app_refused; /* application frames refused (log_warnx_limited) */
 };
 
@@ -425,6 +428,12 @@ int registry_nconstrained(const struct agent *a);
  * records in gone[] (room for cfg.max_procs).
  */
 int registry_reap(struct agent *a, mono_ns now, struct agent_gone *gone);
+
+/* nodeinfo.c: vsched's self-test figures to the controller (PCTL_NODE_INFO) */
+/* Every stats_interval: asks vsched, sends them when changed or not yet sent. */
+void nodeinfo_tick(struct agent *a);
+/* After (re)registering: send them again on the next tick. */
+void nodeinfo_reset(struct agent *a);
 
 /* vsc.c */
 int vsc_open(struct vsc *v, void *zctx, const char *endpoint, uint64_t timeout);

@@ -88,6 +88,8 @@ static void on_registered(struct agent *a)
 			controller_announce_proc(a, p, PCTL_PROC_JOINED);
 			n++;
 		}
+	nodeinfo_reset(a);
+	nodeinfo_tick(a);
 	log_info("controller link: registered as %s (controller instance %llx), "
 	         "%d process(es) announced",
 	         a->cfg.node, (unsigned long long)a->ctl.ctl_instance, n);

@@ -168,6 +168,7 @@ static void run(struct agent *a)
 		}
 		if (!mono_before(now, next_stats)) {
 			stats_send(a);
+			nodeinfo_tick(a);
 			next_stats = now + a->cfg.stats_interval;
 		}
 		/* after the stats round: a vsched that answers again gets the epoch back */

@@ -87,9 +87,25 @@ static int windows_ok(const struct pctl_constraint *c, char *why, size_t whylen)
 	return vsp_check_windows(w, c->nwin, why, whylen);
 }
 
+/* NODE_INFO's fields: a known state, a period only with DONE and not absurd. */
+static int node_info_check(const struct pctl_node_info *i, char *why, size_t whylen)
+{
+	if (i->selftest > VSP_SELFTEST_FAILED) {
+		text_fmt(why, whylen, "node_info: self-test state %u", i->selftest);
+		return -EINVAL;
+	}
+	if (i->min_period_ns > PCTL_MIN_PERIOD_MAX ||
+	    (i->min_period_ns != 0 && i->selftest != VSP_SELFTEST_DONE)) {
+		text_fmt(why, whylen, "node_info: min_period %llu ns with self-test state %u",
+		         (unsigned long long)i->min_period_ns, i->selftest);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 bool pctl_from_agent(uint8_t t)
 {
-	return t >= PCTL_NODE_HELLO && t <= PCTL_CONSTRAINT_ACK;
+	return t >= PCTL_NODE_HELLO && t <= PCTL_NODE_INFO;
 }
 
 bool pctl_from_controller(uint8_t t)
@@ -115,6 +131,8 @@ const char *pctl_type_name(uint8_t t)
 		return "task_stats";
 	case PCTL_CONSTRAINT_ACK:
 		return "constraint_ack";
+	case PCTL_NODE_INFO:
+		return "node_info";
 	case PCTL_HELLO_ACK:
 		return "hello_ack";
 	case PCTL_CONSTRAINT:
@@ -179,6 +197,8 @@ static int check_msg(const struct pctl_msg *m)
 		return 0;
 	case PCTL_EPOCH:
 		return m->u.epoch.realtime_ns > 0 ? 0 : -EINVAL;
+	case PCTL_NODE_INFO:
+		return node_info_check(&m->u.info, NULL, 0);
 	case PCTL_CONSTRAINT_ACK:
 		return text_name_ok(m->u.cack.job) && reason_ok(m->u.cack.reason) ? 0 : -EINVAL;
 	}
@@ -303,6 +323,10 @@ static void encode_body(const struct pctl_msg *m, struct wire_w *w)
 	case PCTL_EPOCH:
 		wire_put_u64(w, m->u.epoch.realtime_ns);
 		break;
+	case PCTL_NODE_INFO:
+		wire_put_u64(w, m->u.info.min_period_ns);
+		wire_put_u8(w, m->u.info.selftest);
+		break;
 	case PCTL_CONSTRAINT_ACK: {
 		const struct pctl_constraint_ack *a = &m->u.cack;
 		wire_put_u64(w, a->gen);
@@ -362,6 +386,8 @@ static long fixed_body(uint8_t t)
 		return 8 + 1 + 1; /* + 32 per window */
 	case PCTL_EPOCH:
 		return 8;
+	case PCTL_NODE_INFO:
+		return 8 + 1;
 	case PCTL_CONSTRAINT_ACK:
 		return 8 + 4 + 1 + 1;
 	}
@@ -602,6 +628,10 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 			return -EINVAL;
 		}
 		return 0;
+	case PCTL_NODE_INFO:
+		m->u.info.min_period_ns = wire_get_u64(r);
+		m->u.info.selftest = wire_get_u8(r);
+		return r->short_read ? 0 : node_info_check(&m->u.info, why, whylen);
 	}
 	return rc;
 }

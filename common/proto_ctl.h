@@ -25,6 +25,10 @@
  *               u32 nthreads, u64 period, slice, deadline, phase, u64 managed_ns, periods,
  *               cpu_ns, misses, lateness_total_ns, lateness_max_ns }     (6 + 109 n bytes)
  *   CONSTRAINT_ACK u64 gen, i32 status (0 or -errno), str job, str reason  (18 + n + m)
+ *   NODE_INFO   u64 min_period_ns, u8 selftest (enum vsp_selftest): vsched's self-test, the
+ *               finest period it serves with < 1 % misses (0: unknown; only with DONE,
+ *               at most PCTL_MIN_PERIOD_MAX); sent after registering and when it changes
+ *                                                                           (13 bytes)
  * Controller -> agent:
  *   HELLO_ACK   i32 status (0: registered; < 0: refused, send NODE_HELLO again later),
  *               u32 heartbeat_ms (0: keep the agent's own), u64 ctl_instance,
@@ -67,6 +71,7 @@
 #define PCTL_RATE_WIRE        32
 #define PCTL_BW_ENTRY_WIRE    38
 #define PCTL_STATS_ENTRY_WIRE 109
+#define PCTL_MIN_PERIOD_MAX   (10ull * 1000000000ull) /* NODE_INFO's largest min_period_ns */
 #define PCTL_MAX_FRAME        (PCTL_HDR + 2 + PCTL_MAX_ENTRIES * PCTL_STATS_ENTRY_WIRE)
 
 enum pctl_type {
@@ -78,6 +83,7 @@ enum pctl_type {
 	PCTL_BW = 5,
 	PCTL_TASK_STATS = 6,
 	PCTL_CONSTRAINT_ACK = 7,
+	PCTL_NODE_INFO = 8,
 	/* controller -> agent */
 	PCTL_HELLO_ACK = 0x41,
 	PCTL_CONSTRAINT = 0x42,
@@ -188,6 +194,11 @@ struct pctl_constraint_ack {
 	char reason[PCTL_REASON_MAX + 1];
 };
 
+struct pctl_node_info {
+	uint64_t min_period_ns; /* finest period with < 1 % misses, 0: unknown */
+	uint8_t selftest;       /* enum vsp_selftest */
+};
+
 struct pctl_msg {
 	uint8_t type; /* enum pctl_type */
 	union {
@@ -201,6 +212,7 @@ struct pctl_msg {
 		struct pctl_constraint cons;
 		struct pctl_constraint_ack cack;
 		struct pctl_epoch epoch;
+		struct pctl_node_info info;
 	} u;
 };
 

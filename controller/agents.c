@@ -212,6 +212,9 @@ static void on_node_msg(struct ctld *d, int i, const struct pctl_msg *m, mono_ns
 	case PCTL_CONSTRAINT_ACK:
 		txn_on_ack(d, i, &m->u.cack, now);
 		break;
+	case PCTL_NODE_INFO:
+		capacity_node_info(d, i, &m->u.info, now);
+		break;
 	default:
 		break;
 	}

@@ -2,7 +2,9 @@
  * What the nodes can give floating jobs (DESIGN.md §5.1, docs/control.md "Bounds"): the
  * nodes' period floors, learnt from deadline misses, and the U a floating job may hold.
  *
- * Floors. A rank whose vsched misses more than 1 % of its periods (counted over at least
+ * Floors. A node's vsched measures, at start, the finest period it serves with < 1 %
+ * misses (its self-test; the agent forwards it, NODE_INFO): the node's floor rises to it.
+ * A rank whose vsched misses more than 1 % of its periods (counted over at least
  * FLOOR_PERIODS periods at one reservation) raises its node's floor to twice that period:
  * the node cannot serve it. A job's floor is the largest of its nodes' (control_set_floor):
  * its period never goes below it. The configured min_period is the lowest a floor can be.
@@ -27,6 +29,7 @@
 
 #include <math.h>
 
+#include "duration.h"
 #include "log.h"
 
 #define FLOOR_PERIODS   100                  /* periods per miss count */
@@ -56,23 +59,27 @@ static bool floating(const struct job *jb)
 	       cj->state != CONTROL_CALIBRATING;
 }
 
-/* The jobs on node take its new floor (each job the largest of its nodes'). */
+void capacity_sync_floor(struct ctld *d, struct job *jb, mono_ns now)
+{
+	struct control_decision dec;
+	mono_ns f = capacity_job_floor(d, jb);
+
+	if (f == jb->control.floor)
+		return;
+	if (f >= jb->control.loop.p.initial_period_ns)
+		f = jb->control.loop.p.initial_period_ns - 1; /* only the initial period */
+	if (control_set_floor(&jb->control.loop, f, now, &dec) != 0)
+		return;
+	jb->control.floor = capacity_job_floor(d, jb);
+	decide_apply(d, jb, &dec, now);
+}
+
+/* The jobs on node take its new floor. */
 static void floors_changed(struct ctld *d, int node, mono_ns now)
 {
-	for (int j = 0; j < d->njobs; j++) {
-		struct job *jb = d->jobs[j];
-		struct control_decision dec;
-		mono_ns f = capacity_job_floor(d, jb);
-
-		if (!jobs_on_node(jb, node) || f == jb->control.floor)
-			continue;
-		if (f >= jb->control.loop.p.initial_period_ns)
-			f = jb->control.loop.p.initial_period_ns - 1; /* only the initial period */
-		if (control_set_floor(&jb->control.loop, f, now, &dec) != 0)
-			continue;
-		jb->control.floor = f;
-		decide_apply(d, jb, &dec, now);
-	}
+	for (int j = 0; j < d->njobs; j++)
+		if (jobs_on_node(d->jobs[j], node))
+			capacity_sync_floor(d, d->jobs[j], now);
 }
 
 void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_task_stat *st,
@@ -103,6 +110,20 @@ void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_
 	          "%.3f ms",
 	          n->name, 100.0 * (double)dm / (double)dp, (unsigned long long)dp,
 	          (double)st->resv.period / 1e6, (double)n->floor / 1e6);
+	floors_changed(d, node, now);
+}
+
+void capacity_node_info(struct ctld *d, int node, const struct pctl_node_info *info, mono_ns now)
+{
+	struct node *n = d->nodes[node];
+	char b[32];
+
+	if (info->min_period_ns == 0 || info->min_period_ns <= n->floor)
+		return;
+	n->floor = info->min_period_ns;
+	log_info("node %s: vsched's self-test serves periods down to %s with < 1 %% misses: "
+	         "period floor %s",
+	         n->name, duration_format(info->min_period_ns, b, sizeof(b)), b);
 	floors_changed(d, node, now);
 }
 

@@ -508,6 +508,12 @@ void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_
 void capacity_tick(struct ctld *d, mono_ns now);
 /* When capacity_tick next has something to do; 0: nothing. */
 mono_ns capacity_next(const struct ctld *d);
+/* vsched's self-test on node (NODE_INFO): its finest period with < 1 % misses raises the
+ * node's floor to it (floors only rise); the job floors that depend on it move. */
+void capacity_node_info(struct ctld *d, int node, const struct pctl_node_info *info, mono_ns now);
+/* The job's loop takes the floor of its nodes (the largest): after a floor moved, or a rank
+ * joined a node with a floor. */
+void capacity_sync_floor(struct ctld *d, struct job *jb, mono_ns now);
 /* The period floor of job jb's nodes (0: none). */
 mono_ns capacity_job_floor(const struct ctld *d, const struct job *jb);
 

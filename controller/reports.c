@@ -79,6 +79,7 @@ void reports_proc(struct ctld *d, int node, const struct pctl_job_proc *p, mono_
 	jobs_fit_ranks(jb);
 	if (!jb->txn.active)
 		txn_push_committed(d, jb, node);
+	capacity_sync_floor(d, jb, now);
 	decide_sync(d, jb, now);
 }
 

@@ -44,6 +44,11 @@ static void check_enums(const struct pctl_msg *m)
 	case PCTL_EPOCH:
 		FUZZ_CHECK(m->u.epoch.realtime_ns > 0);
 		break;
+	case PCTL_NODE_INFO:
+		FUZZ_CHECK(m->u.info.selftest <= VSP_SELFTEST_FAILED);
+		FUZZ_CHECK(m->u.info.min_period_ns <= PCTL_MIN_PERIOD_MAX);
+		FUZZ_CHECK(m->u.info.min_period_ns == 0 || m->u.info.selftest == VSP_SELFTEST_DONE);
+		break;
 	}
 }
 

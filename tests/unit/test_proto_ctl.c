@@ -173,6 +173,11 @@ static int sample(int i, struct pctl_msg *m)
 		}
 		strcpy(m->u.cons.job, "jobB");
 		return 0;
+	case 13:
+		m->type = PCTL_NODE_INFO;
+		m->u.info.min_period_ns = 2000000;
+		m->u.info.selftest = VSP_SELFTEST_DONE;
+		return 0;
 	}
 	return -1;
 }
@@ -257,6 +262,10 @@ static void assert_same(const struct pctl_msg *a, const struct pctl_msg *b)
 		break;
 	case PCTL_EPOCH:
 		assert_true(a->u.epoch.realtime_ns == b->u.epoch.realtime_ns);
+		break;
+	case PCTL_NODE_INFO:
+		assert_true(a->u.info.min_period_ns == b->u.info.min_period_ns);
+		assert_int_equal(a->u.info.selftest, b->u.info.selftest);
 		break;
 	case PCTL_CONSTRAINT_ACK:
 		assert_true(a->u.cack.gen == b->u.cack.gen);
@@ -491,6 +500,22 @@ static void test_constraint_ranges(void **state)
 	sample(11, &m);
 	m.u.epoch.realtime_ns = 0;
 	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	/* NODE_INFO: a known self-test state; a period only with DONE, at most 10 s. */
+	n = encode_sample(13);
+	assert_int_equal(n, PCTL_HDR + 9);
+	buf[PCTL_HDR + 8] = VSP_SELFTEST_FAILED + 1;
+	why[0] = '\0';
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "self-test state"));
+	buf[PCTL_HDR + 8] = VSP_SELFTEST_RUNNING;
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EINVAL);
+	assert_int_equal(pctl_decode(buf, (size_t)n - 1, &d, why, sizeof(why)), -EBADMSG);
+	sample(13, &m);
+	m.u.info.min_period_ns = PCTL_MIN_PERIOD_MAX + 1;
+	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	m.u.info.min_period_ns = 0;
+	m.u.info.selftest = VSP_SELFTEST_FAILED;
+	assert_true(pctl_encode(&m, buf, sizeof(buf)) == PCTL_HDR + 9);
 }
 
 static void test_encode_limits(void **state)
@@ -525,6 +550,9 @@ static void test_names_and_directions(void **state)
 	assert_true(pctl_from_controller(PCTL_CONSTRAINT));
 	assert_true(pctl_from_controller(PCTL_EPOCH));
 	assert_false(pctl_from_agent(PCTL_EPOCH));
+	assert_true(pctl_from_agent(PCTL_NODE_INFO));
+	assert_false(pctl_from_controller(PCTL_NODE_INFO));
+	assert_string_equal(pctl_type_name(PCTL_NODE_INFO), "node_info");
 	assert_true(pctl_from_controller(PCTL_HEARTBEAT));
 	assert_false(pctl_from_controller(PCTL_BW));
 	assert_string_equal(pctl_type_name(PCTL_CONSTRAINT_ACK), "constraint_ack");
