@@ -256,6 +256,10 @@ void dash_nodes(FILE *f, const struct padm_reply *r)
 		fprintf(f, "(no nodes)\n");
 	for (uint16_t i = 0; i < r->nnodes; i++)
 		node_row(f, &r->nodes[i]);
+	for (uint16_t i = 0; i < r->nnodes; i++)
+		if (r->nodes[i].dropped)
+			fprintf(f, "%.40s: %llu messages dropped (over agent_msg_rate)\n",
+			        r->nodes[i].name, (unsigned long long)r->nodes[i].dropped);
 }
 
 void dash_render(FILE *f, const struct padm_reply *r, const char *title, const char *when)

@@ -481,6 +481,8 @@ static void put_node(struct wire_w *w, const struct padm_node *n)
 	wire_put_u8(w, n->mem_src);
 	wire_put_u8(w, n->net_src);
 	wire_put_u64(w, n->hb_age_ms);
+	wire_put_u64(w, n->floor);
+	wire_put_u64(w, n->dropped);
 }
 
 static void get_node(struct rd *r, struct padm_node *n, bool *strs)
@@ -498,6 +500,8 @@ static void get_node(struct rd *r, struct padm_node *n, bool *strs)
 	n->mem_src = get_u8(r);
 	n->net_src = get_u8(r);
 	n->hb_age_ms = get_u64(r);
+	n->floor = get_u64(r);
+	n->dropped = get_u64(r);
 }
 
 static void put_rank(struct wire_w *w, const struct padm_rank *k)

@@ -47,7 +47,8 @@
 #include "text.h"
 
 #define PADM_MAGIC       'A'
-#define PADM_VERSION     3 /* 3: floating U (u_max, the job's U, efficiency, need, floor) */
+#define PADM_VERSION     4 /* 3: floating U (u_max, the job's U, efficiency, need, floor);
+                              4: the node's period floor and dropped messages */
 #define PADM_NAME_MAX    TEXT_NAME_MAX /* job and node names: text_name_ok() */
 #define PADM_REASON_MAX  200           /* reasons, bytes */
 #define PADM_MAX_RECORDS 8192          /* of each kind in a reply */
@@ -202,8 +203,10 @@ struct padm_node {
 	uint64_t net_used, net_cap;
 	uint8_t mem_src, net_src; /* enum pctl_src */
 	uint64_t hb_age_ms;       /* since the last message; UINT64_MAX: never */
+	uint64_t floor;           /* the finest period the controller asks of it, ns (0: none) */
+	uint64_t dropped;         /* its messages over agent_msg_rate, dropped */
 };
-#define PADM_NODE_FIXED (1 + 2 + 4 + 2 + 8 + 4 * 8 + 2 + 8)
+#define PADM_NODE_FIXED (1 + 2 + 4 + 2 + 8 + 4 * 8 + 2 + 8 + 2 * 8)
 
 struct padm_rank {
 	char job[PADM_NAME_MAX + 1];

@@ -154,6 +154,8 @@ static void fill_node(const struct ctld *d, int i, struct padm_node *o, mono_ns 
 	o->mem_src = n->mem_src;
 	o->net_src = n->net_src;
 	o->hb_age_ms = n->last_seen ? (now - n->last_seen) / NSEC_PER_MSEC : UINT64_MAX;
+	o->floor = n->floor;
+	o->dropped = n->dropped;
 }
 
 static void fill_rank(const struct ctld *d, const struct job *jb, uint32_t q, struct padm_rank *o)

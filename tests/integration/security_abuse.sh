@@ -3,7 +3,8 @@
 #  - flood: node "flooder" sends RATE frames as fast as its socket takes them for 4 s while
 #    node "victim" sends a heartbeat every 20 ms: every echo comes back, and the victim's
 #    99th-percentile round trip stays under FLOOD_BOUND_MS (generous: a bound, not a
-#    benchmark; bench/flood.sh measures); the flooder's excess is dropped and counted;
+#    benchmark; bench/flood.sh measures); the flooder's excess is dropped and counted (log,
+#    `node list` and its --json `dropped_msgs`; the victim's count stays 0);
 #  - an oversized frame (more than the protocol's largest) closes that connection;
 #  - slow-loris: a tcp connection that never finishes its greeting is closed after
 #    handshake_timeout;
@@ -16,6 +17,7 @@ source "$(dirname "$0")/lib.sh"
 for b in vsched-controller vschedctl fakeagent; do
 	[ -x "$VS_BIN/$b" ] || skip "$b not built"
 done
+command -v jq >/dev/null || skip "jq not installed"
 FLOOD_BOUND_MS=${FLOOD_BOUND_MS:-250}
 
 source "$VS_SRC/tests/helpers/curve_lib.sh"
@@ -46,6 +48,14 @@ if [ "$sent" -gt 100000 ]; then # above 4 s x agent_msg_rate (20000/s) + a secon
 	grep -q 'node flooder: over agent_msg_rate (20000/s): [0-9]* message(s) dropped' \
 		"$TMP/ctld.log" || fail "the flooder's excess was not dropped and counted"
 	pass "flooder's excess dropped and counted: $(grep -o 'node flooder: over.*' "$TMP/ctld.log" | tail -1)"
+	"$VS_BIN/vschedctl" -C "ipc://$TMP/admin.sock" node list --json >"$TMP/nodes.json" ||
+		fail "node list refused"
+	jq -e '.[] | select(.name == "flooder") | .dropped_msgs > 0' "$TMP/nodes.json" >/dev/null &&
+		jq -e '.[] | select(.name == "victim") | .dropped_msgs == 0' "$TMP/nodes.json" >/dev/null ||
+		fail "node list does not show the drops: $(cat "$TMP/nodes.json")"
+	"$VS_BIN/vschedctl" -C "ipc://$TMP/admin.sock" node list | grep -q '^flooder: [0-9]* messages dropped' ||
+		fail "node list text without the drops: $("$VS_BIN/vschedctl" -C "ipc://$TMP/admin.sock" node list)"
+	pass "node list shows them: flooder $(jq '.[] | select(.name == "flooder") | .dropped_msgs' "$TMP/nodes.json") dropped, victim 0"
 else
 	echo "# the flooder sent only $sent frames (a slow machine): the rate limit is not exercised"
 fi
