@@ -47,9 +47,7 @@
 #include "text.h"
 
 #define PADM_MAGIC       'A'
-/* 3: floating U (u_max, the job's U, efficiency, need, floor); 4: the node's period floor
- * and its dropped messages */
-#define PADM_VERSION     4
+#define PADM_VERSION     4 /* 4: node floor, drops; 3: floating U (u_max, U, eff, need) */
 #define PADM_NAME_MAX    TEXT_NAME_MAX /* job and node names: text_name_ok() */
 #define PADM_REASON_MAX  200           /* reasons, bytes */
 #define PADM_MAX_RECORDS 8192          /* of each kind in a reply */
