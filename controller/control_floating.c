@@ -297,11 +297,14 @@ static bool step_u(struct control_job *job, double e, double r, mono_ns now,
 
 /* ---- period search for efficiency ------------------------------------------------------ */
 
-/* The U the model says the target needs at the current period, given rate r at U. */
+/* The U the model says the target needs at the current period, given rate r at U: at most
+ * halving or doubling U (+20 points), as a step does. Unbounded, a poor slope (noisy fit
+ * points, e.g. an MPI job's) sent a probe from U 48.6 % to the smallest slice (0.2 %), where
+ * the busy-polling ranks made no progress and so never reported again. */
 static double u_need(const struct control_job *job, double r)
 {
 	double u = job->cur_u_pct;
-	return u + (job->target_pct - r) / slope_at(job, u, r);
+	return clamp(u + (job->target_pct - r) / slope_at(job, u, r), u / 2, fmax(2 * u, u + 20));
 }
 
 /* The next period in direction dir from p, or 0 when outside [floor, initial]. */

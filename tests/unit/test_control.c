@@ -674,6 +674,36 @@ static void test_floating_limit_bisect(void **state)
 	control_job_fini(&f.job);
 }
 
+/* Floating: a period probe runs at the U the model says the target needs, bounded as a step
+ * is (at most halving U): a noisy rate history (the slope fit is poor) never sends a probe to
+ * the smallest slice. Rates as an MPI job's in CI: e -10.8, -7.4, +10.1, +5.4, +8.3, +11.1,
+ * then +24 (r 54 at U 48.6). */
+static void test_floating_probe_bounded(void **state)
+{
+	(void)state;
+	struct control_params p;
+	struct fx f = {.now = SEC};
+	const double rates[] = {19.2, 22.6, 40.1, 35.4, 38.3, 41.1, 54.0, 54.0, 30.0, 30.0};
+	bool probed = false;
+
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 30;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		double u = f.job.cur_u_pct;
+		report(&f, rates[i]);
+		if (f.d.changed && f.d.reason == CONTROL_R_PROBE) {
+			probed = true;
+			assert_true(f.d.u_pct >= u / 2 - 1e-9);
+		}
+		assert_true(f.job.cur_u_pct >= 5.0);
+	}
+	assert_true(probed);
+	control_job_fini(&f.job);
+}
+
 static void test_params_checked(void **state)
 {
 	(void)state;
@@ -828,6 +858,7 @@ int main(void)
 	    cmocka_unit_test(test_floating_evaluation_window),
 	    cmocka_unit_test(test_floating_bounds),
 	    cmocka_unit_test(test_floating_limit_bisect),
+	    cmocka_unit_test(test_floating_probe_bounded),
 	    cmocka_unit_test(test_params_checked),
 	    cmocka_unit_test(test_random_sequences),
 	};
