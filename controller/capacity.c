@@ -2,13 +2,15 @@
  * What the nodes can give floating jobs (DESIGN.md §5.1, docs/control.md "Bounds"): the
  * nodes' period floors, learnt from deadline misses, and the U a floating job may hold.
  *
- * Floors. A node's vsched measures, at start, the finest period it serves with < 1 %
- * misses (its self-test; the agent forwards it, NODE_INFO): the node's floor rises to it.
- * A rank whose vsched misses more than 1 % of its periods (counted over at least
- * FLOOR_PERIODS periods at one reservation) raises its node's floor to twice that period:
- * the node cannot serve it. A job's floor is the largest of its nodes' (control_set_floor):
- * its period never goes below it. The configured min_period is the lowest a floor can be.
- * Floors only rise while the controller runs.
+ * Floors. A node's vsched measures, at start and on demand, the finest period it serves
+ * with < 1 % misses (its self-test; the agent forwards each result, NODE_INFO); a rank whose
+ * vsched misses more than 1 % of its periods (counted over at least FLOOR_PERIODS periods at
+ * one reservation) shows that the node cannot serve that period: twice it becomes the
+ * node's miss floor, which only rises. The node's floor is the larger of the two, so a new
+ * self-test (`vschedctl selftest` on an idle node) can lower what a busy start-up measured,
+ * never below what misses showed (a test that is running, was interrupted or found no period
+ * changes nothing). A job's floor is the largest of its nodes' (control_set_floor): its
+ * period never goes below it. The configured min_period is the lowest a floor can be.
  *
  * Limits. A floating job's U rises only as far as its nodes admit: a refused rise caps U
  * where it was (control_reject() in txn.c; a new target refused for its U step is kept the
@@ -105,7 +107,8 @@ void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_
 	rk->st_misses = st->misses;
 	if ((double)dm * 100.0 <= FLOOR_MISS_PCT * (double)dp || 2 * st->resv.period <= n->floor)
 		return;
-	n->floor = 2 * st->resv.period;
+	n->miss_floor = 2 * st->resv.period;
+	n->floor = n->miss_floor;
 	log_warnx("node %s: %.1f %% of %llu periods of %.3f ms missed: period floor raised to "
 	          "%.3f ms",
 	          n->name, 100.0 * (double)dm / (double)dp, (unsigned long long)dp,
@@ -116,14 +119,22 @@ void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_
 void capacity_node_info(struct ctld *d, int node, const struct pctl_node_info *info, mono_ns now)
 {
 	struct node *n = d->nodes[node];
-	char b[32];
+	mono_ns f;
+	char a[32], b[32];
 
-	if (info->min_period_ns == 0 || info->min_period_ns <= n->floor)
+	/* running, failed (interrupted) or none found: the last figure stands */
+	if (info->selftest != VSP_SELFTEST_DONE || info->min_period_ns == 0 ||
+	    info->min_period_ns == n->selftest_floor)
 		return;
-	n->floor = info->min_period_ns;
+	n->selftest_floor = info->min_period_ns;
+	f = n->miss_floor > n->selftest_floor ? n->miss_floor : n->selftest_floor;
 	log_info("node %s: vsched's self-test serves periods down to %s with < 1 %% misses: "
 	         "period floor %s",
-	         n->name, duration_format(info->min_period_ns, b, sizeof(b)), b);
+	         n->name, duration_format(info->min_period_ns, a, sizeof(a)),
+	         duration_format(f, b, sizeof(b)));
+	if (f == n->floor)
+		return;
+	n->floor = f;
 	floors_changed(d, node, now);
 }
 

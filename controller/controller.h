@@ -138,7 +138,10 @@ struct node {
 	uint8_t mem_src, net_src;
 	double sum_u;
 	uint32_t nprocs;
-	mono_ns floor; /* the smallest period its vsched serves with < 1 % misses (capacity.c) */
+	mono_ns floor; /* the smallest period its vsched serves with < 1 % misses (capacity.c):
+	                * the larger of the two below */
+	mono_ns selftest_floor; /* vsched's last self-test (NODE_INFO), 0: none */
+	mono_ns miss_floor;     /* learnt from deadline misses; only rises */
 	struct node_job *handles;
 	uint32_t nhandles, cap_handles;
 	struct outbox out; /* to its agent, sent at the end of the loop turn */
@@ -508,8 +511,9 @@ void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_
 void capacity_tick(struct ctld *d, mono_ns now);
 /* When capacity_tick next has something to do; 0: nothing. */
 mono_ns capacity_next(const struct ctld *d);
-/* vsched's self-test on node (NODE_INFO): its finest period with < 1 % misses raises the
- * node's floor to it (floors only rise); the job floors that depend on it move. */
+/* vsched's self-test on node (NODE_INFO): its finest period with < 1 % misses replaces the
+ * node's last one; the node's floor is the larger of it and the miss floor; the job floors
+ * that depend on it move. */
 void capacity_node_info(struct ctld *d, int node, const struct pctl_node_info *info, mono_ns now);
 /* The job's loop takes the floor of its nodes (the largest): after a floor moved, or a rank
  * joined a node with a floor. */

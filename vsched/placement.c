@@ -150,6 +150,19 @@ bool placement_admits(const struct sched *s, int idx, const struct task *skip,
 	return rc == ADM_FITS;
 }
 
+/* The self-test probe's utilisation on CPU index idx (0 if it is not there): transient, and
+ * it yields to a task placed on its CPU (api.c), so worst-fit ranks CPUs without it. Else
+ * every rank that registers during the test at vsched's start lands beside the others. */
+static double probe_util(const struct sched *s, int idx)
+{
+	const struct cpu_table *ct = s->table[idx];
+
+	for (int k = 0; s->probe_pid > 0 && k < ct->n; k++)
+		if (ct->task[k]->pid == s->probe_pid)
+			return admission_util_n(ct->task[k]->resv->w, ct->task[k]->resv->n);
+	return 0;
+}
+
 int placement_choose(const struct sched *s, int req_cpu, const struct task *skip,
                      const struct vsp_resv *w, unsigned n, char *why, size_t whylen)
 {
@@ -168,6 +181,7 @@ int placement_choose(const struct sched *s, int req_cpu, const struct task *skip
 	}
 	for (int i = 0; i < s->cfg.ncpus; i++) {
 		cpu_sums(s, i, skip, &load, &util[i]);
+		util[i] -= probe_util(s, i);
 		ok[i] = placement_admits(s, i, skip, w, n, NULL, 0);
 		if (util[i] < util[low])
 			low = i;

@@ -101,6 +101,7 @@ static void probe_end(struct sched *s, bool kill_it)
 {
 	struct selftest *st = s->st;
 
+	s->probe_pid = 0;
 	if (st->out >= 0) {
 		sched_unpoll(s, st->out);
 		close(st->out);
@@ -165,6 +166,7 @@ static int probe_launch(struct sched *s, char *why, size_t whylen)
 		probe_end(s, true);
 		return -1;
 	}
+	s->probe_pid = st->child;
 	close(go[1]);
 	sched_poll(s, st->out);
 	st->deadline = mono_now() + jobs * p + 2 * NSEC_PER_SEC;

@@ -223,6 +223,8 @@ struct sched {
 	bool perf;            /* perfwatch usable (cfg.perf_events and the kernel allows it) */
 	struct procev *ev;    /* thread births and exits (NULL: /proc is re-read instead) */
 	struct selftest *st;  /* the finest-period self-test (selftest.c) */
+	pid_t probe_pid;      /* its probe while under a reservation (0: none): placement ranks
+	                       * CPUs without it, as it yields to a task put on its CPU */
 	int ntasks;           /* over every table; API thread only */
 	int epfd;             /* the API thread's poll set: pidfds, events, guardian socket */
 	int wd_polled;        /* the guardian socket in epfd, 0 if none */

@@ -2,10 +2,11 @@
 # < 1 % misses (its self-test, on by default), and the agent gives it to the controller
 # (NODE_INFO), so that the controller never asks that node for a finer period:
 #  - the controller takes vsched's answer (vschedctl status --json) as the node's period
-#    floor (logged);
+#    floor (logged, node list --json floor_ns); a second self-test (vschedctl selftest)
+#    replaces it;
 #  - a job whose rank joins that node afterwards shows that floor (job show --json);
-#  - an agent that starts again sends it again; the node keeps its floor (floors only rise):
-#    a job that joins after has it too.
+#  - an agent that starts again sends it again; the node keeps its floor: a job that joins
+#    after has it too.
 # Bounded: the whole test runs under a 100 s timeout.
 if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 100 bash "$0" "$@"
@@ -43,6 +44,22 @@ PMS=$(awk -v p="$P" 'BEGIN { printf "%g", p / 1e6 }')
 wait_until 5 grep -q "node n1: vsched's self-test serves periods down to" "$TMP/ctld.log" ||
 	ctld_fail "the controller did not take n1's self-test ($P ns)"
 pass "n1's vsched serves periods down to $PMS ms; the controller took it: $(grep -o "node n1: vsched's self-test.*" "$TMP/ctld.log" | head -1)"
+
+node_floor() { actl node list --json | jq -r '.[] | select(.name == "n1") | .floor_ns'; }
+[ "$(node_floor)" = "$P" ] || ctld_fail "node list: n1's floor $(node_floor) ns, its self-test $P ns"
+
+# A new self-test replaces the last figure (lower or higher; a busy start-up measures coarser).
+out=$(vctl n1 selftest --wait) || ctld_fail "selftest --wait on n1: $out"
+ST=$(vctl n1 status --json)
+[ "$(jq -r .selftest <<<"$ST")" = done ] || ctld_fail "n1's second self-test did not finish: $ST"
+P2=$(jq -r .min_period_ns <<<"$ST")
+floor_is() { [ "$(node_floor)" = "$1" ]; }
+if [ "$P2" != 0 ]; then
+	wait_until 5 floor_is "$P2" || ctld_fail "n1's floor $(node_floor) ns after a self-test that found $P2 ns"
+	P=$P2
+fi
+PMS=$(awk -v p="$P" 'BEGIN { printf "%g", p / 1e6 }')
+pass "a second self-test ($P2 ns) replaced the first: node list shows n1's floor $PMS ms"
 
 start_rank n1 jobA 0
 wait_until 5 job_is jobA ranks 1 || ctld_fail "jobA's rank not known: $(actl job list --json)"
