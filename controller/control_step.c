@@ -25,7 +25,10 @@ static void ctl_assert_fail(const char *what, const char *file, int line)
 /* slice = U * period, rounded to the nearest ns: |slice - U*period| <= 0.5 ns. */
 mono_ns control_slice_for(mono_ns period, double u_pct)
 {
-	return (mono_ns)llround((double)period * u_pct / 100.0);
+	/* rounded down (1e-6 ns absorbs the product's float error on exact values): a job never
+	 * asks a node for more than its U, so U's that sum to the cap fit (vsched admits
+	 * Σ U <= cap up to 1e-9; a slice rounded up by 0.2 ns at 12 ms is 1.7e-8 over) */
+	return (mono_ns)floor((double)period * u_pct / 100.0 + 1e-6);
 }
 
 /* Smallest period usable at utilisation u_pct: >= min_period, >= the nodes' floor and
@@ -71,9 +74,9 @@ void control_apply(struct control_job *job, mono_ns period, double u_pct, mono_n
 	mono_ns slice = control_slice_for(period, u_pct);
 	bool changed = period != job->period_ns || slice != job->slice_ns;
 
-	/* Invariant: U = slice/period = u_pct/100 up to rounding to 1 ns; 0 < slice <= period. */
-	ctl_assert(fabs((double)slice - (double)period * u_pct / 100.0) <=
-	           0.5 + 1e-9 * (double)period);
+	/* Invariant: U = slice/period = u_pct/100 rounded down to 1 ns; 0 < slice <= period. */
+	ctl_assert((double)period * u_pct / 100.0 - (double)slice > -1e-5 - 1e-9 * (double)period &&
+	           (double)period * u_pct / 100.0 - (double)slice < 1.0 + 1e-9 * (double)period);
 	ctl_assert(slice <= period && slice > 0);
 
 	if (changed) {

@@ -815,10 +815,11 @@ static void test_random_sequences(void **state)
 				assert_true(job.period_ns >= p.min_period_ns &&
 				            job.period_ns <= p.initial_period_ns);
 				assert_true(job.slice_ns <= job.period_ns);
-				/* slice = U * period for the constraint's U, always */
-				assert_true(fabs((double)job.slice_ns -
-				                 (double)job.period_ns * job.cur_u_pct / 100.0) <=
-				            0.5);
+				/* slice = U * period for the constraint's U rounded down, always:
+				 * never more than U (sums of U's fit a node's cap exactly) */
+				double x = (double)job.period_ns * job.cur_u_pct / 100.0;
+				assert_true((double)job.slice_ns <= x + 1e-5 &&
+				            (double)job.slice_ns > x - 1.0);
 				/* and U = target unless calibrating, without target, or rolled
 				 * back to such a constraint; floating: U within (0, u_max] */
 				if (algo == CONTROL_ALGO_FLOATING)
