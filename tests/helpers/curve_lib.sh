@@ -7,6 +7,8 @@
 #                             LINES), agents on tcp://127.0.0.1:*, admin ADMIN_EP (default
 #                             tcp://127.0.0.1:*); sets CTLD_PID, AG and AD (the endpoints)
 #   fa NAME ARGS...           fakeagent as node NAME with its key, against AG
+#   fa_bg NAME ARGS...        the same in the background: FA_PID is fakeagent's own pid (in
+#                             PIDS), so that SIGTERM reaches it
 K="$TMP/keys"
 
 curve_keys() {
@@ -39,4 +41,12 @@ fa() {
 	local n=$1
 	shift
 	"$VS_BIN/fakeagent" -k "$K/${n}_secret" -s "$K/ctl" "$AG" "$n" "$@"
+}
+
+fa_bg() {
+	local n=$1
+	shift
+	"$VS_BIN/fakeagent" -k "$K/${n}_secret" -s "$K/ctl" "$AG" "$n" "$@" &
+	FA_PID=$!
+	PIDS+=("$FA_PID")
 }

@@ -8,6 +8,9 @@
  *                           HANDSHAKE_REFUSED or NOANSWER (exit 0, 1, 2, 3)
  *     flood SECONDS         register, announce job "flood" rank 0, then send RATE frames
  *                           as fast as the socket takes them; prints "sent=N seconds=S"
+ *     accept SECONDS JOB    register, announce job JOB rank 0 (this pid), heartbeat every
+ *                           100 ms and answer every CONSTRAINT at once with CONSTRAINT_ACK
+ *                           status 0 (an agent that accepts everything); prints "acked=N"
  *     ping SECONDS MS       register, then a heartbeat every MS ms: prints the round trips
  *                           of the controller's echoes ("n= lost= p50_us= p99_us= max_us=")
  *     big BYTES             register, send one frame of BYTES; prints DISCONNECTED when
@@ -15,12 +18,14 @@
  *   fakeagent loris HOST PORT SECONDS
  *       a raw TCP connection that sends half a ZeroMQ greeting and nothing more; prints
  *       "CLOSED ms=T" when the controller closes it within SECONDS, else "OPEN"
- * Bounded: every mode ends by itself.
+ * Bounded: every mode ends by itself; flood and accept end early at SIGTERM (and still
+ * print their figures).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +40,13 @@
 #define MON "inproc://fakeagent-monitor"
 
 static void *sock, *mon;
+static volatile sig_atomic_t stop; /* SIGTERM: flood and accept end */
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static int send_msg(const struct pctl_msg *m, int flags)
 {
@@ -136,6 +148,20 @@ static int do_hello(const char *node, bool print)
 	return 3;
 }
 
+/* JOB_PROC: this process joined job NAME (handle 1) as rank 0. */
+static void announce(const char *name)
+{
+	struct pctl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PCTL_JOB_PROC;
+	m.u.proc.job = 1;
+	m.u.proc.pid = getpid();
+	m.u.proc.event = PCTL_PROC_JOINED;
+	snprintf(m.u.proc.name, sizeof(m.u.proc.name), "%s", name);
+	send_msg(&m, 0);
+}
+
 static int do_flood(double seconds)
 {
 	struct pctl_msg m;
@@ -143,18 +169,12 @@ static int do_flood(double seconds)
 	uint64_t sent = 0;
 	uint8_t sink[4096];
 
-	memset(&m, 0, sizeof(m));
-	m.type = PCTL_JOB_PROC;
-	m.u.proc.job = 1;
-	m.u.proc.pid = getpid();
-	m.u.proc.event = PCTL_PROC_JOINED;
-	snprintf(m.u.proc.name, sizeof(m.u.proc.name), "flood");
-	send_msg(&m, 0);
+	announce("flood");
 	memset(&m, 0, sizeof(m));
 	m.type = PCTL_RATE;
 	m.u.rate.job = 1;
 	m.u.rate.interval_ns = 1000000;
-	while (mono_before(mono_now(), end)) {
+	while (!stop && mono_before(mono_now(), end)) {
 		for (int k = 0; k < 256; k++) {
 			m.u.rate.seq++;
 			m.u.rate.units = 1 + (m.u.rate.seq % 7);
@@ -170,6 +190,38 @@ static int do_flood(double seconds)
 	}
 	printf("sent=%llu seconds=%.3f\n", (unsigned long long)sent,
 	       (double)(mono_now() - t0) / 1e9);
+	return 0;
+}
+
+/* Heartbeats every 100 ms; every CONSTRAINT acknowledged at once, same gen and job. */
+static int do_accept(double seconds, const char *job)
+{
+	mono_ns end = mono_now() + (mono_ns)(seconds * 1e9), beat = 0;
+	uint64_t seq = 0, acked = 0;
+	struct pctl_msg m;
+
+	announce(job);
+	while (!stop && mono_before(mono_now(), end)) {
+		if (!mono_before(mono_now(), beat)) {
+			memset(&m, 0, sizeof(m));
+			m.type = PCTL_HEARTBEAT;
+			m.u.hb.seq = ++seq;
+			m.u.hb.sent_ns = mono_now();
+			m.u.hb.nprocs = 1;
+			send_msg(&m, ZMQ_DONTWAIT);
+			beat = mono_now() + 100 * NSEC_PER_MSEC;
+		}
+		if (recv_msg(&m, 20) != 1)
+			continue;
+		if (m.type == PCTL_CONSTRAINT) {
+			struct pctl_msg a = {.type = PCTL_CONSTRAINT_ACK};
+			a.u.cack.gen = m.u.cons.gen;
+			memcpy(a.u.cack.job, m.u.cons.job, sizeof(a.u.cack.job));
+			acked += send_msg(&a, ZMQ_DONTWAIT) >= 0;
+		}
+		pctl_msg_release(&m);
+	}
+	printf("acked=%llu\n", (unsigned long long)acked);
 	return 0;
 }
 
@@ -298,10 +350,12 @@ static int open_sock(void *ctx, const char *ep, const char *key, const char *ser
 int main(int argc, char **argv)
 {
 	const char *key = NULL, *server = NULL;
+	struct sigaction term = {.sa_handler = on_term}; /* no SA_RESTART: zmq_poll returns */
 	void *ctx;
 	int i = 1, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	sigaction(SIGTERM, &term, NULL);
 	if (argc == 5 && strcmp(argv[1], "loris") == 0)
 		return do_loris(argv[2], atoi(argv[3]), atof(argv[4]));
 	while (i + 1 < argc && argv[i][0] == '-') {
@@ -322,10 +376,16 @@ int main(int argc, char **argv)
 	rc = do_hello(argv[i + 1], strcmp(argv[i + 2], "hello") == 0);
 	if (rc == 0 && strcmp(argv[i + 2], "flood") == 0 && argc - i >= 4)
 		rc = do_flood(atof(argv[i + 3]));
+	else if (rc == 0 && strcmp(argv[i + 2], "accept") == 0 && argc - i >= 5)
+		rc = do_accept(atof(argv[i + 3]), argv[i + 4]);
 	else if (rc == 0 && strcmp(argv[i + 2], "ping") == 0 && argc - i >= 5)
 		rc = do_ping(atof(argv[i + 3]), atoi(argv[i + 4]));
 	else if (rc == 0 && strcmp(argv[i + 2], "big") == 0 && argc - i >= 4)
 		rc = do_big((size_t)atol(argv[i + 3]));
+	else if (rc == 0 && strcmp(argv[i + 2], "hello") != 0) {
+		fprintf(stderr, "fakeagent: unknown mode or missing arguments: %s\n", argv[i + 2]);
+		rc = 2;
+	}
 	zmq_close(mon);
 	zmq_socket_monitor(sock, NULL, 0);
 	zmq_close(sock);

@@ -1,9 +1,13 @@
 # security_abuse: misbehaving peers against the real vsched-controller (CURVE on loopback,
 # docs/security.md "Abuse limits"), every peer a fakeagent with its own allowed key:
-#  - flood: node "flooder" sends RATE frames as fast as its socket takes them for 4 s while
-#    node "victim" sends a heartbeat every 20 ms: every echo comes back, and the victim's
-#    99th-percentile round trip stays under FLOOD_BOUND_MS (generous: a bound, not a
-#    benchmark; bench/flood.sh measures); the flooder's excess is dropped and counted (log,
+#  - flood: node "flooder" sends RATE frames as fast as its socket takes them while
+#    node "victim" sends a heartbeat every 20 ms for 3 s: every echo comes back, and the
+#    victim's 99th-percentile round trip stays under FLOOD_BOUND_MS; then, still under the
+#    flood, DECISIONS target changes (`vschedctl rate work 30|40`, each a transaction through
+#    node "worker", a fakeagent that acknowledges every constraint: tests/helpers/
+#    decision_lib.sh) all succeed and their 99th percentile stays under DECISION_BOUND_MS
+#    (bounds are generous: not benchmarks; bench/flood.sh measures; the same calls without
+#    the flood are printed beside); the flooder's excess is dropped and counted (log,
 #    `node list` and its --json `dropped_msgs`; the victim's count stays 0);
 #  - an oversized frame (more than the protocol's largest) closes that connection;
 #  - slow-loris: a tcp connection that never finishes its greeting is closed after
@@ -19,22 +23,33 @@ for b in vsched-controller vschedctl fakeagent; do
 done
 command -v jq >/dev/null || skip "jq not installed"
 FLOOD_BOUND_MS=${FLOOD_BOUND_MS:-250}
+DECISION_BOUND_MS=${DECISION_BOUND_MS:-500}
+DECISIONS=30
 
 source "$VS_SRC/tests/helpers/curve_lib.sh"
+source "$VS_SRC/tests/helpers/decision_lib.sh"
 curve_keys
-for n in victim flooder big; do curve_agent "$n"; done
+for n in victim flooder big worker; do curve_agent "$n"; done
 on_fail() { tail -20 "$TMP/ctld.log"; }
 ADMIN_EP="ipc://$TMP/admin.sock" curve_start_ctld 'heartbeat = "1s";' 'node_timeout = "5s";' \
 	'handshake_timeout = "1s";'
 
 # --- flood ---
+fa_bg worker accept 60 work >"$TMP/worker.out"
+WORKER=$FA_PID
+wait_until 5 "$VS_BIN/vschedctl" -C "$AD" job show work || fail "job work not announced"
+# work never reports progress: with R_max given its targets apply at once
+"$VS_BIN/vschedctl" -C "$AD" job set work --rmax 1000 >/dev/null || fail "job set work refused"
 fa victim ping 2 20 >"$TMP/base.out" || fail "victim ping failed"
 pass "victim alone: $(cat "$TMP/base.out")"
-fa flooder flood 4 >"$TMP/flood.out" &
-FLOODER=$!
-PIDS+=("$FLOODER")
+decision_times "$VS_BIN/vschedctl" "$AD" work "$DECISIONS" >"$TMP/dec_base.out"
+pass "decisions alone (vschedctl rate, its start-up included): $(cat "$TMP/dec_base.out")"
+fa_bg flooder flood 60 >"$TMP/flood.out" # until SIGTERM
+FLOODER=$FA_PID
 sleep 0.5
 fa victim ping 3 20 >"$TMP/ping.out" || fail "victim ping under flood failed"
+decision_times "$VS_BIN/vschedctl" "$AD" work "$DECISIONS" >"$TMP/dec_flood.out"
+kill -TERM "$FLOODER" || fail "the flood ended before the measurements did"
 wait "$FLOODER" || fail "flooder failed"
 read -r lost p99 < <(sed -n 's/.*lost=\([0-9]*\) .*p99_us=\([0-9]*\) .*/\1 \2/p' "$TMP/ping.out")
 [ -n "$lost" ] || fail "victim: no figures: $(cat "$TMP/ping.out")"
@@ -43,8 +58,20 @@ pass "flooder: $(cat "$TMP/flood.out"); victim meanwhile: $(cat "$TMP/ping.out")
 [ "$p99" -lt $((FLOOD_BOUND_MS * 1000)) ] ||
 	fail "victim's p99 round trip ${p99} us under the flood, bound ${FLOOD_BOUND_MS} ms"
 pass "no echo lost, victim's p99 round trip $((p99 / 1000)) ms < ${FLOOD_BOUND_MS} ms"
-sent=$(sed -n 's/^sent=\([0-9]*\) .*/\1/p' "$TMP/flood.out")
-if [ "$sent" -gt 100000 ]; then # above 4 s x agent_msg_rate (20000/s) + a second's burst
+read -r done failed p99 < <(sed -n 's/^n=\([0-9]*\) failed=\([0-9]*\) .*p99_us=\([0-9]*\) .*/\1 \2 \3/p' \
+	"$TMP/dec_flood.out")
+[ -n "$done" ] || fail "decisions: no figures: $(cat "$TMP/dec_flood.out")"
+pass "decisions under the flood: $(cat "$TMP/dec_flood.out"); alone: $(cat "$TMP/dec_base.out")"
+[ "$failed" = 0 ] && [ "$done" = "$DECISIONS" ] || fail "$failed of $DECISIONS decisions failed under the flood"
+[ "$p99" -lt $((DECISION_BOUND_MS * 1000)) ] ||
+	fail "p99 decision latency ${p99} us under the flood, bound ${DECISION_BOUND_MS} ms"
+pass "every decision applied, p99 $((p99 / 1000)) ms < ${DECISION_BOUND_MS} ms under the flood"
+kill -TERM "$WORKER" && wait "$WORKER" || fail "worker failed"
+acked=$(sed -n 's/^acked=\([0-9]*\)$/\1/p' "$TMP/worker.out")
+[ "${acked:-0}" -ge $((2 * DECISIONS)) ] || fail "worker acknowledged ${acked:-0} constraints"
+pass "worker acknowledged $acked constraints"
+read -r sent secs < <(sed -n 's/^sent=\([0-9]*\) seconds=\([0-9]*\).*/\1 \2/p' "$TMP/flood.out")
+if [ "$sent" -gt $(((secs + 2) * 20000)) ]; then # above agent_msg_rate (20000/s) x (S + 1 s of burst)
 	grep -q 'node flooder: over agent_msg_rate (20000/s): [0-9]* message(s) dropped' \
 		"$TMP/ctld.log" || fail "the flooder's excess was not dropped and counted"
 	pass "flooder's excess dropped and counted: $(grep -o 'node flooder: over.*' "$TMP/ctld.log" | tail -1)"
