@@ -78,6 +78,18 @@ shape_start() {
 	esac
 }
 
+# report_rmax SHAPE RMAX: R_max (stamped iterations/s) in the units the job reports to the
+# controller: membench reports one unit per 1 MiB chunk and stamps once per pass over its
+# 64 MiB buffer (64 units); the others report and stamp once per iteration. (Before this,
+# the mem shape's R_max was given 64x too small: floating then saw the job 9x faster than
+# its target and cut U to ~1 %.)
+report_rmax() {
+	case $1 in
+	mem) awk -v r="$2" 'BEGIN { printf "%.6f\n", r * 64 }' ;;
+	*) echo "$2" ;;
+	esac
+}
+
 # shape_rmax SHAPE: the job alone at full speed for 6 s, twice: the better rate (it/s of the
 # slower rank, from its own stamps). "Full speed" is the job at SCHED_FIFO (chrt, under the RT
 # lock, bounded by the kernel's RT throttling and the 6 s), so that other tenants' CFS load
@@ -160,7 +172,8 @@ one_run() { # SHAPE ALGO RMAX NAME
 	for j in A B; do
 		f7_wait 30 sh -c "'$BIN/vschedctl' -C 'ipc://$RUN/admin.sock' job list --json | jq -e '.[] | select(.name == \"$j\" and .ranks == 2)'" ||
 			f7_die "$name: job $j: 2 ranks not seen"
-		actl job set "$j" --rmax "$rmax" --algorithm "${algo%+load}" --epsilon "$EPS" >/dev/null
+		actl job set "$j" --rmax "$(report_rmax "$shape" "$rmax")" --algorithm "${algo%+load}" \
+			--epsilon "$EPS" >/dev/null
 		sampler "$j" &
 		F7_PIDS+=("$!")
 	done
