@@ -64,15 +64,15 @@ static bool floating(const struct job *jb)
 void capacity_sync_floor(struct ctld *d, struct job *jb, mono_ns now)
 {
 	struct control_decision dec;
-	mono_ns f = capacity_job_floor(d, jb);
+	mono_ns nodes = capacity_job_floor(d, jb), f = nodes;
 
-	if (f == jb->control.floor)
+	if (nodes == jb->control.floor)
 		return;
 	if (f >= jb->control.loop.p.initial_period_ns)
 		f = jb->control.loop.p.initial_period_ns - 1; /* only the initial period */
 	if (control_set_floor(&jb->control.loop, f, now, &dec) != 0)
 		return;
-	jb->control.floor = capacity_job_floor(d, jb);
+	jb->control.floor = nodes; /* the nodes' figure, unclamped: compared above */
 	decide_apply(d, jb, &dec, now);
 }
 

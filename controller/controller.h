@@ -223,7 +223,7 @@ struct job_control {
 	struct control_job loop; /* vsched_control's state (control.h) */
 	uint64_t deferred;       /* reports dropped while a transaction was open */
 	/* floating: the bounds from the nodes (capacity.c) */
-	mono_ns floor;      /* the period floor given to the loop */
+	mono_ns floor;      /* its nodes' floor when last given to the loop */
 	mono_ns retry_at;   /* when a refused rise is tried again (0: not capped) */
 	uint32_t retries;   /* refused rises in a row (the back-off) */
 	mono_ns revoked_at; /* when others last gave back U to this job */
