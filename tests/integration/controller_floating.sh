@@ -7,7 +7,10 @@
 #    proportional one), and the controller shows that U, the efficiency above 1 and the
 #    state stable;
 #  - the paper's invariant would have held U = 40 % and run the job too fast: with
-#    --algorithm adaptive the same job runs above target + 5.
+#    --algorithm linear (paper 004 exactly: U = target, the period shortened 2 ms per
+#    evaluation out of band) the same job runs above target + 5. Not adaptive: its
+#    log-period search can find a period coarse enough to slow this job near the target
+#    (measured 47 % once), which is that algorithm working, at twice the U floating needs.
 source "$(dirname "$0")/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
 need_root
@@ -69,12 +72,20 @@ wait_until 40 job_is io state stable || ctld_fail "state $(job_field io state), 
 actl top --once | grep -E '^io ' || fail "job missing from the dashboard"
 pass "U $cu % below the target $TARGET %, efficiency $eff, stable"
 
-# The paper's invariant on the same job: U = target, and the job runs too fast.
-actl job set io --algorithm adaptive >/dev/null || ctld_fail "job set --algorithm refused"
-sleep 12
-r=$(app_rate 8)
+# The paper's algorithm on the same job: U = target, and the job runs too fast.
+# The rate is measured only over iterations that started after U reached the target: a
+# window that reaches back into the floating phase (U 20 %, rate 40 %) reads too low.
+u_at_target() { within "$(job_field io u_pct)" $((TARGET - 1)) $((TARGET + 1)); }
+actl job set io --algorithm linear >/dev/null || ctld_fail "job set --algorithm refused"
+wait_until 30 u_at_target || ctld_fail "linear: U $(job_field io u_pct) %, not the target"
+sleep 2
+from=$(wc -l <"$TMP/stamps")
+sleep 8
+r=$(tail -n +"$((from + 1))" "$TMP/stamps" | awk -v rmax="$RMAX" '{ t[NR] = $2 } END {
+	if (NR < 3) { print "nan"; exit }
+	printf "%.2f\n", 100 * (NR - 1) / ((t[NR] - t[1]) / 1e9) / rmax }')
 cu=$(job_field io u_pct)
-within "$cu" $((TARGET - 1)) $((TARGET + 1)) || fail "adaptive: U $cu %, not the target"
-within "$r" $((TARGET + TOL)) 1000 || fail "adaptive: rate $r %: expected above $((TARGET + TOL)) %"
-pass "with U = target (adaptive) the same job runs at $r % for a $TARGET % target"
+within "$cu" $((TARGET - 1)) $((TARGET + 1)) || fail "linear: U $cu %, not the target"
+within "$r" $((TARGET + TOL)) 1000 || ctld_fail "linear: rate $r % since U reached the target: expected above $((TARGET + TOL)) % ($(actl job show io))"
+pass "with U = target (linear) the same job runs at $r % for a $TARGET % target"
 ctld_check_clean
