@@ -165,6 +165,9 @@ struct rank {
 	uint32_t handle;
 	int32_t pid;
 	double rate; /* units/s of the last report, NAN before */
+	/* when its last RATE report arrived (0: never) and the mean gap between its reports
+	 * (EWMA, 1/8): a rank silent for much longer has stopped making progress (listing.c) */
+	mono_ns last_report, report_gap;
 	uint64_t period, slice, gen, misses;
 	int32_t cpu;               /* the CPU vsched pinned it to (TASK_STATS); -1: not known */
 	uint64_t mem_bps, net_bps; /* last report */

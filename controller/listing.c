@@ -96,6 +96,46 @@ static bool no_progress_signal(const struct job *jb)
 	return true;
 }
 
+/* A rank that has reported is silent when nothing came from it for SILENT_GAPS of its
+ * usual gaps between reports, and at least SILENT_MIN_NS: a hung or blocked process, or
+ * one whose node lost its link. Its rate and the job's U are then as of its last report. */
+#define SILENT_GAPS   5
+#define SILENT_MIN_NS (10 * NSEC_PER_SEC)
+
+static void fill_job_silence(const struct ctld *d, const struct job *jb, struct padm_job *o,
+                             mono_ns now)
+{
+	const struct rank *worst = NULL;
+	mono_ns worst_age = 0;
+	char why[sizeof(o->reason)];
+
+	for (uint32_t r = 0; r < jb->cap_ranks; r++) {
+		const struct rank *rk = &jb->ranks[r];
+		mono_ns limit = SILENT_GAPS * rk->report_gap, age;
+
+		if (!rk->used || !rk->last_report || mono_before(now, rk->last_report))
+			continue;
+		age = now - rk->last_report;
+		if (age >= (limit > SILENT_MIN_NS ? limit : SILENT_MIN_NS) && age > worst_age) {
+			worst = rk;
+			worst_age = age;
+		}
+	}
+	if (!worst)
+		return;
+	text_fmt(why, sizeof(why),
+	         "rank %u (node %s, pid %d) silent for %.0f s: no progress reported",
+	         (unsigned)(worst - jb->ranks), d->nodes[worst->node]->name, (int)worst->pid,
+	         (double)worst_age / NSEC_PER_SEC);
+	if (o->reason[0]) {
+		char rest[sizeof(o->reason)];
+		text_fmt(rest, sizeof(rest), "%s", o->reason);
+		text_fmt(o->reason, sizeof(o->reason), "%s; %s", why, rest);
+	} else {
+		text_fmt(o->reason, sizeof(o->reason), "%s", why);
+	}
+}
+
 static void fill_job(const struct ctld *d, const struct job *jb, struct padm_job *o, mono_ns now)
 {
 	const struct job_control *jc = &jb->control;
@@ -132,6 +172,7 @@ static void fill_job(const struct ctld *d, const struct job *jb, struct padm_job
 	o->evaluations = jc->loop.evaluations;
 	o->changes = jc->loop.changes;
 	fill_job_u(d, jb, o);
+	fill_job_silence(d, jb, o, now);
 	text_scrub(o->reason);
 }
 

@@ -116,6 +116,12 @@ void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns n
 	jc = &jb->control;
 	if (r->interval_ns > 0)
 		rk->rate = (double)r->units * 1e9 / (double)r->interval_ns;
+	if (rk->last_report && rk->last_report < now) {
+		mono_ns gap = now - rk->last_report;
+		rk->report_gap =
+		    rk->report_gap ? rk->report_gap - rk->report_gap / 8 + gap / 8 : gap;
+	}
+	rk->last_report = now;
 	if (jb->txn.active || !measures_loop_u(d, jb)) {
 		jc->deferred++;
 		return;

@@ -8,9 +8,12 @@
  *                           HANDSHAKE_REFUSED or NOANSWER (exit 0, 1, 2, 3)
  *     flood SECONDS         register, announce job "flood" rank 0, then send RATE frames
  *                           as fast as the socket takes them; prints "sent=N seconds=S"
- *     accept SECONDS JOB    register, announce job JOB rank 0 (this pid), heartbeat every
+ *     accept SECONDS JOB [REPORT_S]
+ *                           register, announce job JOB rank 0 (this pid), heartbeat every
  *                           100 ms and answer every CONSTRAINT at once with CONSTRAINT_ACK
- *                           status 0 (an agent that accepts everything); prints "acked=N"
+ *                           status 0 (an agent that accepts everything); prints "acked=N".
+ *                           With REPORT_S, the rank also reports 10 units per 100 ms for
+ *                           its first REPORT_S seconds, then falls silent (heartbeats go on)
  *     ping SECONDS MS       register, then a heartbeat every MS ms: prints the round trips
  *                           of the controller's echoes ("n= lost= p50_us= p99_us= max_us=")
  *     big BYTES             register, send one frame of BYTES; prints DISCONNECTED when
@@ -193,10 +196,12 @@ static int do_flood(double seconds)
 	return 0;
 }
 
-/* Heartbeats every 100 ms; every CONSTRAINT acknowledged at once, same gen and job. */
-static int do_accept(double seconds, const char *job)
+/* Heartbeats every 100 ms (and for report_s seconds a RATE of 10 units with each);
+ * every CONSTRAINT acknowledged at once, same gen and job. */
+static int do_accept(double seconds, const char *job, double report_s)
 {
-	mono_ns end = mono_now() + (mono_ns)(seconds * 1e9), beat = 0;
+	mono_ns t0 = mono_now(), end = t0 + (mono_ns)(seconds * 1e9), beat = 0;
+	mono_ns report_end = t0 + (mono_ns)(report_s * 1e9);
 	uint64_t seq = 0, acked = 0;
 	struct pctl_msg m;
 
@@ -209,6 +214,15 @@ static int do_accept(double seconds, const char *job)
 			m.u.hb.sent_ns = mono_now();
 			m.u.hb.nprocs = 1;
 			send_msg(&m, ZMQ_DONTWAIT);
+			if (mono_before(mono_now(), report_end)) {
+				memset(&m, 0, sizeof(m));
+				m.type = PCTL_RATE;
+				m.u.rate.job = 1;
+				m.u.rate.seq = seq;
+				m.u.rate.units = 10;
+				m.u.rate.interval_ns = 100 * NSEC_PER_MSEC;
+				send_msg(&m, ZMQ_DONTWAIT);
+			}
 			beat = mono_now() + 100 * NSEC_PER_MSEC;
 		}
 		if (recv_msg(&m, 20) != 1)
@@ -377,7 +391,8 @@ int main(int argc, char **argv)
 	if (rc == 0 && strcmp(argv[i + 2], "flood") == 0 && argc - i >= 4)
 		rc = do_flood(atof(argv[i + 3]));
 	else if (rc == 0 && strcmp(argv[i + 2], "accept") == 0 && argc - i >= 5)
-		rc = do_accept(atof(argv[i + 3]), argv[i + 4]);
+		rc = do_accept(atof(argv[i + 3]), argv[i + 4],
+		               argc - i >= 6 ? atof(argv[i + 5]) : 0);
 	else if (rc == 0 && strcmp(argv[i + 2], "ping") == 0 && argc - i >= 5)
 		rc = do_ping(atof(argv[i + 3]), atoi(argv[i + 4]));
 	else if (rc == 0 && strcmp(argv[i + 2], "big") == 0 && argc - i >= 4)
