@@ -46,7 +46,7 @@ app_ms() { awk '$1 == "T" { t = $2 } END { print t + 0 }' "$TMP/app.out"; }
 
 # --- the application ------------------------------------------------------------------------
 CFLAGS_EXTRA=()
-if readelf -d "$LIBDIR/libapprate.so" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
+if grep -q 'NEEDED.*libasan' <<<"$(readelf -d "$LIBDIR/libapprate.so" 2>/dev/null)"; then
 	CFLAGS_EXTRA=("-fsanitize=address,undefined")
 fi
 cat >"$TMP/app.c" <<'EOF'

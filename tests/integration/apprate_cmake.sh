@@ -70,9 +70,9 @@ for app in app_shared app_static; do
 	out=$(timeout 30 "$TMP/app/build/$app" 2>&1) || fail "$app: $out"
 	[ "$out" = ok ] || fail "$app printed: $out"
 done
-ldd "$TMP/app/build/app_shared" | grep -q "$PREFIX/.*libapprate.so" ||
+grep -q "$PREFIX/.*libapprate.so" <<<"$(ldd "$TMP/app/build/app_shared")" ||
 	fail "app_shared is not linked against the installed libapprate.so: $(ldd "$TMP/app/build/app_shared")"
-ldd "$TMP/app/build/app_static" | grep -q libapprate && fail "app_static still needs libapprate.so"
+grep -q libapprate <<<"$(ldd "$TMP/app/build/app_static")" && fail "app_static still needs libapprate.so"
 pass "find_package(apprate): apprate::apprate and apprate::apprate_static build and run"
 
 sed -i 's/find_package(apprate 0.1 REQUIRED)/find_package(apprate 99 REQUIRED)/' "$TMP/app/CMakeLists.txt"

@@ -54,7 +54,7 @@ bad=$(nm -D --defined-only "$libdir/libapprate.so" | awk '$2 ~ /[TDB]/ {print $3
 
 # A sanitizer build installs an instrumented library: build the apps the same way.
 CFLAGS_EXTRA=()
-if readelf -d "$libdir/libapprate.so" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
+if grep -q 'NEEDED.*libasan' <<<"$(readelf -d "$libdir/libapprate.so" 2>/dev/null)"; then
 	CFLAGS_EXTRA=("-fsanitize=address,undefined")
 fi
 # pkg-config's answers, split into words as a shell command line would.
@@ -136,14 +136,14 @@ cc -std=c11 -Wall -Wextra -Werror "${CFLAGS_EXTRA[@]}" "$TMP/app.c" -o "$TMP/app
 	>"$TMP/cc.log" 2>&1 || fail "shared build: $(cat "$TMP/cc.log")"
 out=$(LD_LIBRARY_PATH="$libdir" timeout 30 "$TMP/app" 2>&1) || fail "shared app: $out"
 [ "$out" = ok ] || fail "shared app printed: $out"
-LD_LIBRARY_PATH="$libdir" ldd "$TMP/app" | grep -q "$libdir/libapprate.so" ||
+grep -q "$libdir/libapprate.so" <<<"$(LD_LIBRARY_PATH="$libdir" ldd "$TMP/app")" ||
 	fail "app is not linked against the installed libapprate.so"
 
 # Static: the archive plus pkg-config's private dependencies; no libapprate.so needed.
 cc -std=c11 -Wall -Wextra -Werror "${CFLAGS_EXTRA[@]}" "${PC_CFLAGS[@]}" "$TMP/app.c" -o "$TMP/app_static" \
 	"$libdir/libapprate.a" "${PC_STATIC_LIBS[@]}" \
 	>"$TMP/cc.log" 2>&1 || fail "static build: $(cat "$TMP/cc.log")"
-ldd "$TMP/app_static" | grep -q libapprate && fail "static app still needs libapprate.so"
+grep -q libapprate <<<"$(ldd "$TMP/app_static")" && fail "static app still needs libapprate.so"
 out=$(timeout 30 "$TMP/app_static" 2>&1) || fail "static app: $out"
 [ "$out" = ok ] || fail "static app printed: $out"
 

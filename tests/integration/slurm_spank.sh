@@ -17,7 +17,7 @@ source "$VS_SRC/tests/helpers/ctld_lib.sh"
 source "$VS_SRC/tests/helpers/slurm_lib.sh"
 need_root
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
-! readelf -d "$VS_BIN/vschedctl" 2>/dev/null | grep -q 'NEEDED.*libasan' ||
+! grep -q 'NEEDED.*libasan' <<<"$(readelf -d "$VS_BIN/vschedctl" 2>/dev/null)" ||
 	skip "sanitizer build: the plugin and the interposer are built uninstrumented, as in the optimised build, which runs this test"
 slurm_need
 PLUGIN=$VS_BIN/../lib/vsched_spank.so
