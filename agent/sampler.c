@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "procfs.h"
 
 #define MAX_FDS 4096
 
@@ -49,18 +50,31 @@ static void sample_mem(struct agent *a, struct agent_proc *pr, mono_ns now)
 		bwavg_push_counter(&pr->mem_bw, bytes, now);
 }
 
+/* The process exited (or its pid was reused) since this round's reap: the next reap
+ * records it; until then its figures and sources stay as they were. */
+static bool proc_gone(const struct agent_proc *pr)
+{
+	return procfs_starttime(pr->pid) != pr->starttime;
+}
+
 /*
  * The sockets of pr's network namespace this round, or NULL: then said once per process
- * (once per agent when it is the agent's own namespace whose dump fails).
+ * (once per agent when it is the agent's own namespace whose dump fails); *gone set when
+ * the reason is that the process has just exited.
  */
-static const struct snet_table *net_table(struct agent *a, struct agent_proc *pr)
+static const struct snet_table *net_table(struct agent *a, struct agent_proc *pr, bool *gone)
 {
 	static bool own_warned;
 	struct snet_nsres r;
 	int rc = snet_ns_table(&a->netns, pr->pid, &r);
 
+	*gone = false;
 	if (rc == 0)
 		return r.t;
+	if (proc_gone(pr)) {
+		*gone = true;
+		return NULL;
+	}
 	if (r.own) {
 		if (!own_warned)
 			log_warnx("%s: per-process network bandwidth unavailable", r.why);
@@ -79,7 +93,8 @@ static void sample_net(struct agent *a, struct agent_proc *pr, uint64_t *ino, mo
 {
 	uint64_t tx = 0, rx = 0;
 	uint8_t src;
-	const struct snet_table *t = net_table(a, pr);
+	bool gone;
+	const struct snet_table *t = net_table(a, pr, &gone);
 	int n = t ? snet_proc_inodes(pr->pid, ino, MAX_FDS) : -1;
 	int first = 1;
 
@@ -88,6 +103,8 @@ static void sample_net(struct agent *a, struct agent_proc *pr, uint64_t *ino, mo
 		if (first < 0)
 			n = -1;
 	}
+	if (n < 0 && (gone || proc_gone(pr)))
+		return; /* not a change of source: the process is gone */
 	/* TCP sockets seen: sockdiag; none but the application reports bytes: app. */
 	if (n >= 0 && (pr->net.had_sockets || !pr->app_bytes_seen))
 		src = PCTL_SRC_SOCKDIAG;

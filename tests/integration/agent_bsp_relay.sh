@@ -50,8 +50,10 @@ wait_for "$TMP/agent.log" 'controller link: registered' 5
 pass "agent registered with the stand-in controller"
 
 # bsp: 2 ranks, each a rank of job bspjob through vschedctl job run (execs in place: the
-# pid that registers is the rank's). 5 ms of compute per iteration, 6 s.
-"$VS_BIN/bsp" --local 2 --duration 6s --compute 5ms --msg 1KiB --timeout 20s -- \
+# pid that registers is the rank's). 5 ms of compute per iteration, 12 s: the checks below
+# must see both ranks still running after the constraint (each query is a vschedctl + jq
+# run, ~0.5 s apiece on a loaded machine under ASan; 6 s was once too short).
+"$VS_BIN/bsp" --local 2 --duration 12s --compute 5ms --msg 1KiB --timeout 20s -- \
 	"$VS_BIN/vschedctl" job run --job bspjob --rank '{rank}' --agent "ipc://$TMP/agent.sock" -- \
 	>"$TMP/bsp.out" 2>"$TMP/bsp.err" &
 BSP_PID=$!
@@ -95,7 +97,7 @@ for r in 0 1; do
 	[ -n "$its" ] && [ "$its" -gt 0 ] || fail "no iteration count from rank $r"
 	read -r units n < <(grep -E "^RATE job=$JOB rank=$r " "$TMP/peer.out" |
 		sed -n 's/.* units=\([0-9]*\) .*/\1/p' | awk '{ s += $1; n++ } END { printf "%d %d\n", s, n }')
-	grep -E "^RATE job=$JOB rank=$r " "$TMP/peer.out" | grep -vq ' bytes=32$' &&
+	grep -vq ' bytes=32$' <<<"$(grep -E "^RATE job=$JOB rank=$r " "$TMP/peer.out")" &&
 		fail "a RATE message of rank $r is not 32 bytes"
 	[ "$units" = "$its" ] ||
 		fail "rank $r: RATE units add up to $units in $n messages, bsp printed iterations=$its"
