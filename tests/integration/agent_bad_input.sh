@@ -77,9 +77,11 @@ start_agent
 wait_for "$TMP/peer.out" '^HELLO node=badnode ' 5
 wait_for "$TMP/agent.log" 'registered as badnode' 5
 
-# A good rank first, so that there is a job and a task whose state must not change.
+# A good rank first, so that there is a job and a task whose state must not change. It lives
+# longer than the test's own bound (ended by the clean-up): under ASan and load the checks
+# took 62 s once, and a rank that had exited by itself changed the task list.
 "$VS_BIN/ctlpeer" push "ipc://$TMP/agent.sock" register:a1:jobA:0:self \
-	report:a1:0:0:5:100000000 sleep:30000 &
+	report:a1:0:0:5:100000000 sleep:120000 &
 GOOD=$!
 PIDS+=("$GOOD")
 wait_for "$TMP/peer.out" "^JOB_PROC job=1 rank=0 pid=$GOOD event=joined name=jobA$" 5
