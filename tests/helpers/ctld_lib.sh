@@ -5,6 +5,9 @@
 #   start_rank NODE JOB R   a process that registers as rank R of JOB through NODE's agent
 #   actl ARGS...            vschedctl against the controller
 #   vctl NODE ARGS...       vschedctl against NODE's vsched
+#   ctld_need BIN...        skip unless every BIN is built and jq is installed
+#   ctld_test_begin BIN...  root with SCHED_FIFO, ctld_need BIN..., then the RT lock
+#   start_job_on_two_nodes JOB   nodes n1 (CPU 0) and n2 (CPU 1), one rank of JOB on each
 # Every process started is recorded in PIDS (killed by lib.sh's cleanup) and only those are
 # ever signalled.
 source "$VS_SRC/tests/helpers/rt_lock.sh"
@@ -24,6 +27,24 @@ ctld_fail() {
 	fail "$*"
 }
 
+# ctld_need BIN...: skips the test unless every BIN is built in $VS_BIN and jq is installed
+# (the helpers read the daemons' --json output with it).
+ctld_need() {
+	local b
+	for b in "$@"; do
+		[ -x "$VS_BIN/$b" ] || skip "$b not built"
+	done
+	command -v jq >/dev/null || skip "jq not installed"
+}
+
+# ctld_test_begin BIN...: the start of a test that runs real schedulers: skips unless it
+# runs as root with SCHED_FIFO (need_root) and ctld_need BIN... holds, then takes the RT lock
+# (after every skip: a test that cannot run never waits for it).
+ctld_test_begin() {
+	need_root
+	ctld_need "$@"
+	rt_lock
+}
 
 actl() { "$VS_BIN/vschedctl" -C "$ADMIN_EP" "$@"; }
 vctl() {
@@ -119,6 +140,19 @@ start_rank() {
 		>>"$TMP/ranks.log" 2>&1 &
 	RANK_PID=$!
 	PIDS+=("$RANK_PID")
+}
+
+# start_job_on_two_nodes JOB: nodes n1 (vsched on CPU 0) and n2 (CPU 1), rank 0 of JOB
+# through n1's agent and rank 1 through n2's (R0, R1: their pids); fails unless the
+# controller knows both ranks within 5 s.
+start_job_on_two_nodes() {
+	start_node n1 0
+	start_node n2 1
+	start_rank n1 "$1" 0
+	R0=$RANK_PID
+	start_rank n2 "$1" 1
+	R1=$RANK_PID
+	wait_until 5 job_is "$1" ranks 2 || ctld_fail "$1's 2 ranks not known: $(actl job list --json)"
 }
 
 # job_field JOB KEY: from vschedctl job list --json.

@@ -15,22 +15,11 @@ if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 100 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-need_root
-for b in vsched vsched-agent vsched-controller ctlpeer; do
-	[ -x "$VS_BIN/$b" ] || skip "$b not built"
-done
-command -v jq >/dev/null || skip "jq not installed"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
-rt_lock
+ctld_test_begin vsched vsched-agent vsched-controller ctlpeer
 
 start_ctld
-start_node n1 0
-start_node n2 1
-start_rank n1 jobA 0
-R0=$RANK_PID
-start_rank n2 jobA 1
-R1=$RANK_PID
-wait_until 5 job_is jobA ranks 2 || ctld_fail "jobA's 2 ranks not known: $(actl job list --json)"
+start_job_on_two_nodes jobA
 [ "$(job_field jobA nodes)" = 2 ] || ctld_fail "jobA not on 2 nodes"
 [ "$(job_field jobA state)" = calibrating ] ||
 	ctld_fail "new jobA not measuring R_max: $(job_field jobA state)"

@@ -24,16 +24,11 @@ if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 100 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-need_root
-for b in vsched vsched-agent vsched-controller vschedctl bsp; do
-	[ -x "$VS_BIN/$b" ] || skip "$b not built"
-done
-command -v jq >/dev/null || skip "jq not installed"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
 BSP_ARGS=(--local 2 --compute 20ms --msg 16KiB)
 JOB=jobD
+ctld_test_begin vsched vsched-agent vsched-controller vschedctl bsp
 
-rt_lock
 start_ctld
 start_node n1 0
 # R_max: the job's rate with both ranks at 40 % of n1's CPU, scaled to 100 % (so that a

@@ -10,11 +10,8 @@ if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 60 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-for b in vsched-controller zraw vschedctl; do
-	[ -x "$VS_BIN/$b" ] || skip "$b not built"
-done
-command -v jq >/dev/null || skip "jq not installed"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
+ctld_need vsched-controller zraw vschedctl
 
 # The shipped configuration parses; -n prints it normalised, and the normalised form is a
 # fixed point; a bad configuration is refused with the key in the reason.

@@ -10,12 +10,11 @@
 # Full speed (R_max) is given: the jobs' own rate in a short run before anything is managed.
 source "$(dirname "$0")/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
-need_root
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 BSP_ARGS=(--local 2 --compute 20ms --msg 16KiB)
 TOL=5
 
-rt_lock
+ctld_test_begin
 RMAX=$("$VS_BIN/bsp" "${BSP_ARGS[@]}" --duration 3s | sed -n 's/.* rate=\([0-9.]*\) .*/\1/p' |
 	sort -g | head -1)
 [ -n "$RMAX" ] || fail "could not measure the jobs' full speed"

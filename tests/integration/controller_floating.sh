@@ -13,13 +13,12 @@
 #    (measured 47 % once), which is that algorithm working, at twice the U floating needs.
 source "$(dirname "$0")/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
-need_root
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 TARGET=40
 TOL=5
 JOB_ARGS=(--ranks 2 --compute 8ms --wait 8ms)
 
-rt_lock
+ctld_test_begin
 start_ctld
 start_node n1 "0, 1"
 

@@ -11,22 +11,11 @@ if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 100 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-need_root
-for b in vsched vsched-agent vsched-controller ctlpeer; do
-	[ -x "$VS_BIN/$b" ] || skip "$b not built"
-done
-command -v jq >/dev/null || skip "jq not installed"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
-rt_lock
+ctld_test_begin vsched vsched-agent vsched-controller ctlpeer
 
 start_ctld
-start_node n1 0
-start_node n2 1
-start_rank n1 jobB 0
-R0=$RANK_PID
-start_rank n2 jobB 1
-R1=$RANK_PID
-wait_until 5 job_is jobB ranks 2 || ctld_fail "jobB's ranks not known"
+start_job_on_two_nodes jobB
 actl job set jobB --rmax 500 --algorithm linear --epsilon 2.5 >/dev/null || ctld_fail "job set refused"
 actl rate jobB 40 >/dev/null || ctld_fail "rate jobB 40 refused"
 [ "$(task_resv n1 "$R0")" = 40000000/100000000 ] && [ "$(task_resv n2 "$R1")" = 40000000/100000000 ] ||

@@ -24,19 +24,14 @@ if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 120 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-need_root
-[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
-for b in vsched vsched-agent vsched-controller vschedctl bsp; do
-	[ -x "$VS_BIN/$b" ] || skip "$b not built"
-done
-command -v jq >/dev/null || skip "jq not installed"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 BSP_ARGS=(--local 2 --compute 20ms --msg 16KiB)
 JOB=jobR
 TARGET=40
 TOL=10
+ctld_test_begin vsched vsched-agent vsched-controller vschedctl bsp
 
-rt_lock
 start_ctld
 start_node n0 0
 start_node n1 1

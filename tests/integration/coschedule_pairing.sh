@@ -19,9 +19,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
 source "$VS_SRC/tests/helpers/cosched_lib.sh"
-need_root
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
-command -v jq >/dev/null || skip "needs jq"
 if grep -q "applies one reservation only" "$VS_SRC/agent/constraint.c" 2>/dev/null; then
 	skip "this agent applies one window per job only"
 fi
@@ -34,7 +32,7 @@ cs_fail() {
 	ctld_fail "$@"
 }
 
-rt_lock
+ctld_test_begin
 cosched_config fitness
 start_ctld
 cosched_start_node n1 "0, 1"

@@ -7,9 +7,8 @@ source "$(dirname "$0")/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
 source "$VS_SRC/tests/helpers/cosched_lib.sh"
 source "$VS_SRC/tests/helpers/cosched_rate_lib.sh"
-need_root
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
-command -v jq >/dev/null || skip "needs jq"
+ctld_test_begin
 
 cosched_rate_setup
 run_round 1 45 0 m1 m2 c1 c2

@@ -12,13 +12,8 @@ if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 100 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-need_root
-for b in vsched vsched-agent vsched-controller ctlpeer; do
-	[ -x "$VS_BIN/$b" ] || skip "$b not built"
-done
-command -v jq >/dev/null || skip "jq not installed"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
-rt_lock
+ctld_test_begin vsched vsched-agent vsched-controller ctlpeer
 
 start_ctld
 start_node n1 0 # its vsched runs the self-test at start (start_node's config keeps the default)
