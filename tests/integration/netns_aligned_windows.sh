@@ -22,48 +22,14 @@
 # (epoch relay, identical plans, vsched anchoring), not clock synchronisation.
 # Skips (77) when namespaces cannot be made here.
 source "$(dirname "$0")/lib.sh"
-source "$VS_SRC/tests/helpers/rt_lock.sh"
-source "$VS_SRC/tests/helpers/netns_lib.sh"
+source "$VS_SRC/tests/helpers/netns_test_lib.sh"
 
-need_root
-command -v ip >/dev/null 2>&1 || skip "the 'ip' command (iproute2) is missing"
-[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (one per node)"
-command -v jq >/dev/null 2>&1 || skip "needs jq"
 [ -x "$VS_BIN/runlog" ] || skip "runlog helper not built"
 APPRATE_SO=$(ls "$VS_BIN"/../libapprate/libapprate.so.0 2>/dev/null) ||
 	skip "libapprate.so not found next to $VS_BIN"
-
-NETNS_PREFIX="vs-t$$-"
-NETNS_STATE="$TMP/netns"
-mkdir -p "$NETNS_STATE"
-netns_check 2>"$TMP/check.err" || skip "$(cat "$TMP/check.err")"
-netns_probe 2>"$TMP/check.err" || skip "network namespaces unusable here: $(cat "$TMP/check.err")"
-
-# Namespaces of an earlier run of a netns test that was killed (its pid is gone): delete them.
-for ns in $(ip netns list | awk '{ print $1 }' | sed -n 's/^\(vs-t[0-9]*-\).*/&/p'); do
-	owner=${ns#vs-t}
-	owner=${owner%%-*}
-	[ "$owner" != $$ ] && ! kill -0 "$owner" 2>/dev/null || continue
-	if [ -z "$(ip netns pids "$ns" 2>/dev/null)" ]; then
-		ip netns del "$ns" 2>/dev/null && echo "deleted $ns, left over from a killed run"
-	fi
-done
-
-netns_cleanup() {
-	local rc=$?
-	if [ $rc -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
-		for f in "$NETNS_STATE"/ctl/controller.log "$NETNS_STATE"/node*/agent.log "$NETNS_STATE"/node*/vsched.log; do
-			[ -f "$f" ] || continue
-			echo "--- ${f#"$NETNS_STATE"/} (tail)" >&2
-			tail -8 "$f" >&2
-		done
-	fi
-	netns_down
-	cleanup
-}
-trap netns_cleanup EXIT
+netns_test_begin vs-t
+netns_delete_leftovers
 nfail() { fail "$*"; }
-npass() { pass "$* [$((SECONDS - T_START)) s]"; }
 
 MS=1000000
 TARGET=40

@@ -15,35 +15,10 @@ if [ -z "${PART_TEST_TIMED:-}" ]; then
 	PART_TEST_TIMED=1 exec timeout -k 5 150 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
-source "$VS_SRC/tests/helpers/rt_lock.sh"
-source "$VS_SRC/tests/helpers/netns_lib.sh"
+source "$VS_SRC/tests/helpers/netns_test_lib.sh"
 
-need_root
-command -v ip >/dev/null 2>&1 || skip "the 'ip' command (iproute2) is missing"
-[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (one per node)"
-command -v jq >/dev/null 2>&1 || skip "needs jq"
 [ -x "$VS_BIN/ctlpeer" ] || skip "ctlpeer not built"
-
-NETNS_PREFIX="vs-p$$-"
-NETNS_STATE="$TMP/netns"
-mkdir -p "$NETNS_STATE"
-netns_check 2>"$TMP/check.err" || skip "$(cat "$TMP/check.err")"
-netns_probe 2>"$TMP/check.err" || skip "network namespaces unusable here: $(cat "$TMP/check.err")"
-
-netns_cleanup() {
-	local rc=$?
-	if [ $rc -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
-		for f in "$NETNS_STATE"/ctl/controller.log "$NETNS_STATE"/node*/agent.log; do
-			[ -f "$f" ] || continue
-			echo "--- ${f#"$NETNS_STATE"/} (tail)" >&2
-			tail -12 "$f" >&2
-		done
-	fi
-	netns_down
-	cleanup
-}
-trap netns_cleanup EXIT
-npass() { pass "$* [$((SECONDS - T_START)) s]"; }
+netns_test_begin vs-p
 
 # resv I PID: "slice/period" (ns) of PID in node I's vsched, "" when it has none.
 resv() { netns_vctl "$1" task list --json | jq -r ".[] | select(.pid == $2) | \"\(.slice_ns)/\(.period_ns)\""; }

@@ -15,50 +15,12 @@
 # the speed a rank has in its real-time slices, whatever else loads this shared machine).
 # Skips (77) when namespaces cannot be made here.
 source "$(dirname "$0")/lib.sh"
-source "$VS_SRC/tests/helpers/rt_lock.sh"
-source "$VS_SRC/tests/helpers/netns_lib.sh"
+source "$VS_SRC/tests/helpers/netns_test_lib.sh"
 
-need_root
-command -v ip >/dev/null 2>&1 || skip "the 'ip' command (iproute2) is missing"
-[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (one per node)"
-command -v jq >/dev/null 2>&1 || skip "needs jq"
-
-# Namespaces named after this test's pid, so a user's cluster (vs-*) and other runs are never
-# touched; state (logs, sockets) under $TMP.
-NETNS_PREFIX="vs-t$$-"
-NETNS_STATE="$TMP/netns"
-mkdir -p "$NETNS_STATE"
-netns_check 2>"$TMP/check.err" || skip "$(cat "$TMP/check.err")"
-netns_probe 2>"$TMP/check.err" || skip "network namespaces unusable here: $(cat "$TMP/check.err")"
-
-# Namespaces of an earlier run of this test that was killed (its pid is gone): delete them.
-for ns in $(ip netns list | awk '{ print $1 }' | sed -n 's/^\(vs-t[0-9]*-\).*/&/p'); do
-	owner=${ns#vs-t}
-	owner=${owner%%-*}
-	[ "$owner" != $$ ] && ! kill -0 "$owner" 2>/dev/null || continue
-	if [ -z "$(ip netns pids "$ns" 2>/dev/null)" ]; then
-		ip netns del "$ns" 2>/dev/null && echo "deleted $ns, left over from a killed run"
-	else
-		echo "warning: $ns (left over from a killed run) still holds processes: $(ip netns pids "$ns" | tr '\n' ' ')"
-	fi
-done
-
+netns_test_begin vs-t
+netns_delete_leftovers
 DAEMONS_OK=
-netns_cleanup() {
-	local rc=$?
-	if [ $rc -ne 0 ] || [ -n "${KEEP_TMP:-}" ]; then
-		for f in "$NETNS_STATE"/ctl/controller.log "$NETNS_STATE"/node*/agent.log "$NETNS_STATE"/node*/vsched.log; do
-			[ -f "$f" ] || continue
-			echo "--- ${f#"$NETNS_STATE"/} (tail)" >&2
-			tail -8 "$f" >&2
-		done
-	fi
-	netns_down
-	cleanup
-}
-trap netns_cleanup EXIT
 nfail() { fail "$*"; }
-npass() { pass "$* [$((SECONDS - T_START)) s]"; }
 
 BSP_ARGS=(--compute 20ms --msg 16KiB)
 TOL=5
