@@ -23,6 +23,7 @@ PAUSE=${PAUSE:-0}
 SETTLE=${SETTLE:-25}
 source "$VS_SRC/tests/integration/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
+source "$VS_SRC/tests/helpers/cosched_rate_lib.sh"
 need_root
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 command -v jq >/dev/null || skip "needs jq"
@@ -31,36 +32,9 @@ rt_lock 600
 sed 's/^coschedule = false;/coschedule = true;/' "$VS_SRC/configs/controller.conf" >"$TMP/controller.conf"
 grep -q '^coschedule = true;' "$TMP/controller.conf" || fail "configs/controller.conf: no coschedule line"
 start_ctld
-cat >"$TMP/vsched-n1.conf" <<EOC
-cpus = [0, 1];
-utilization_cap = 0.9;
-min_period = "1ms";
-min_slice = "100us";
-endpoint = "ipc://$TMP/vs-n1.sock";
-EOC
-"$VS_BIN/vsched" -f -c "$TMP/vsched-n1.conf" >>"$TMP/vsched-n1.log" 2>&1 &
-PIDS+=("$!")
-wait_until 5 vctl n1 task list || ctld_fail "vsched not up"
-cat >"$TMP/agent-n1.conf" <<EOC
-node_name = "n1";
-controller = "$CTLD_AGENTS";
-app_endpoint = "ipc://$TMP/agent-n1.sock";
-vsched_endpoint = "ipc://$TMP/vs-n1.sock";
-provisional_period = "100ms";
-provisional_slice = "20ms";
-EOC
-"$VS_BIN/vsched-agent" -f -c "$TMP/agent-n1.conf" >>"$TMP/agent-n1.log" 2>&1 &
-PIDS+=("$!")
-wait_until 10 node_up n1 || ctld_fail "node did not register"
-
-EP="ipc://$TMP/agent-n1.sock"
-for j in m1 m2; do
-	"$VS_BIN/vschedctl" job run --job "$j" --agent "$EP" -- \
-		"$VS_BIN/membench" --stride max --size 64MiB --duration 150s >"$TMP/$j.out" 2>&1 &
-	PIDS+=("$!")
-done
-for j in c1 c2; do
-	start_bsp "$j" "$EP" --local 1 --msg 0 --compute 5ms --duration 150s
+cosched_rate_node
+for j in m1 m2 c1 c2; do
+	start_scenario_job "$j" 150
 done
 for j in m1 m2 c1 c2; do
 	wait_until 20 job_is "$j" ranks 1 || ctld_fail "job $j not seen by the controller"

@@ -1,6 +1,12 @@
 # cosched_rate_lib.sh (sourced after lib.sh, ctld_lib.sh and cosched_lib.sh by
-# tests/integration/coschedule_rate*.sh): issue 14's four-job scenario driven only by
-# `vschedctl rate` (docs/coschedule.md, "Pushing").
+# tests/integration/coschedule_rate*.sh; bench/cosched_rate_scenario.sh uses the node and
+# the jobs): issue 14's four-job scenario driven only by `vschedctl rate` (docs/coschedule.md,
+# "Pushing").
+#   cosched_rate_node [LINE...]   node n1: vsched on both CPUs (90 % cap), an agent with the
+#                                 shipped provisional reservation 20 ms / 100 ms for new
+#                                 ranks (and the agent.conf LINEs); EP = its app endpoint
+#   start_scenario_job JOB SECS   JOB m*: membench --stride max 64 MiB (memory-bound), c*: a
+#                                 one-rank bsp --compute 5ms; through EP, for SECS s
 #   cosched_rate_setup            controller in co-scheduling mode (frame 100 ms of 5 ms
 #                                 slots, U = target, no default target), node n1: vsched on
 #                                 both CPUs (90 % cap), an agent with the shipped provisional
@@ -30,6 +36,15 @@ cosched_rate_setup() {
 	sed -i 's/^node_timeout = .*/node_timeout = "5s";/; s/^bw_window = .*/bw_window = "3s";/' \
 		"$TMP/controller.conf"
 	start_ctld
+	cosched_rate_node 'heartbeat = "200ms";' 'controller_timeout = "1s";' \
+		'stats_interval = "500ms";' 'sample_interval = "200ms";' \
+		'mem_capacity_mbs = 0;' 'net_capacity_mbs = 0;'
+}
+
+# cosched_rate_node [LINE...]: vsched and agent of node n1 (CTLD_AGENTS: the controller,
+# started); waits until the node is registered; sets EP.
+cosched_rate_node() {
+	local line
 	cat >"$TMP/vsched-n1.conf" <<-EOC
 	cpus = [0, 1];
 	utilization_cap = 0.9;
@@ -40,24 +55,39 @@ cosched_rate_setup() {
 	"$VS_BIN/vsched" -f -c "$TMP/vsched-n1.conf" >>"$TMP/vsched-n1.log" 2>&1 &
 	PIDS+=("$!")
 	wait_until 5 vctl n1 task list || ctld_fail "vsched not up"
-	cat >"$TMP/agent-n1.conf" <<-EOC
-	node_name = "n1";
-	controller = "$CTLD_AGENTS";
-	app_endpoint = "ipc://$TMP/agent-n1.sock";
-	vsched_endpoint = "ipc://$TMP/vs-n1.sock";
-	heartbeat = "200ms";
-	controller_timeout = "1s";
-	stats_interval = "500ms";
-	sample_interval = "200ms";
-	mem_capacity_mbs = 0;
-	net_capacity_mbs = 0;
-	provisional_period = "100ms";
-	provisional_slice = "20ms";
-	EOC
+	{
+		cat <<-EOC
+		node_name = "n1";
+		controller = "$CTLD_AGENTS";
+		app_endpoint = "ipc://$TMP/agent-n1.sock";
+		vsched_endpoint = "ipc://$TMP/vs-n1.sock";
+		provisional_period = "100ms";
+		provisional_slice = "20ms";
+		EOC
+		for line in "$@"; do echo "$line"; done
+	} >"$TMP/agent-n1.conf"
 	"$VS_BIN/vsched-agent" -f -c "$TMP/agent-n1.conf" >>"$TMP/agent-n1.log" 2>&1 &
 	PIDS+=("$!")
 	wait_until 10 node_up n1 || ctld_fail "node did not register"
 	EP="ipc://$TMP/agent-n1.sock"
+}
+
+# start_scenario_job JOB SECS: JOB's one rank (membench for m*, bsp for c*) under
+# `vschedctl job run` through EP; sets JOB_PID (the launcher, in PIDS).
+start_scenario_job() {
+	case $1 in
+	m*)
+		"$VS_BIN/vschedctl" job run --job "$1" --agent "$EP" -- \
+			"$VS_BIN/membench" --stride max --size 64MiB --duration "${2}s" >"$TMP/$1.out" 2>&1 &
+		JOB_PID=$!
+		PIDS+=("$JOB_PID")
+		;;
+	c*)
+		start_bsp "$1" "$EP" --local 1 --msg 0 --compute 5ms --duration "${2}s"
+		JOB_PID=$BSP_PID
+		;;
+	*) fail "start_scenario_job: $1 is neither m* nor c*" ;;
+	esac
 }
 
 # job_ok JOB PCT: planned with ceil(PCT * slots) slots of its (sub-)frame, got them, committed.
@@ -83,14 +113,12 @@ run_round() {
 	shift 3
 	local all="m1r$r m2r$r c1r$r c2r$r"
 	for j in "m1r$r" "m2r$r"; do
-		"$VS_BIN/vschedctl" job run --job "$j" --agent "$EP" -- \
-			"$VS_BIN/membench" --stride max --size 64MiB --duration 120s >"$TMP/$j.out" 2>&1 &
-		PIDS+=("$!")
-		mp+=("$!")
+		start_scenario_job "$j" 120
+		mp+=("$JOB_PID")
 	done
 	for j in "c1r$r" "c2r$r"; do
-		start_bsp "$j" "$EP" --local 1 --msg 0 --compute 5ms --duration 120s
-		bp+=("$BSP_PID")
+		start_scenario_job "$j" 120
+		bp+=("$JOB_PID")
 	done
 	for j in $all; do
 		wait_until 15 job_is "$j" ranks 1 || cs_fail "job $j: its rank not seen"
