@@ -112,15 +112,6 @@ void agent_config_defaults(struct agent_config *cfg)
 	cfg_defaults(keys, cfg);
 }
 
-static bool endpoint_ok(const char *e, bool tcp_only)
-{
-	if (strncmp(e, "tcp://", 6) == 0)
-		return e[6] != '\0';
-	if (tcp_only)
-		return false;
-	return strncmp(e, "ipc://", 6) == 0 && e[6] != '\0';
-}
-
 /* The CURVE keys into cfg, and the rule: a non-loopback controller needs them (or
  * insecure). 0 or -1 with why. */
 static int check_keys(struct agent_config *cfg, char *why, size_t whylen)
@@ -172,17 +163,17 @@ int agent_config_check(struct agent_config *cfg, char *why, size_t whylen)
 		         PCTL_NAME_MAX);
 		return -1;
 	}
-	if (!endpoint_ok(cfg->controller, true)) {
+	if (!cfg_endpoint_ok(cfg->controller, true)) {
 		text_fmt(why, whylen, "controller: \"%s\" is not a tcp:// endpoint",
 		         cfg->controller);
 		return -1;
 	}
-	if (!endpoint_ok(cfg->app_endpoint, false)) {
+	if (!cfg_endpoint_ok(cfg->app_endpoint, false)) {
 		text_fmt(why, whylen, "app_endpoint: \"%s\" is not an ipc:// or tcp:// endpoint",
 		         cfg->app_endpoint);
 		return -1;
 	}
-	if (!endpoint_ok(cfg->vsched_endpoint, false)) {
+	if (!cfg_endpoint_ok(cfg->vsched_endpoint, false)) {
 		text_fmt(why, whylen, "vsched_endpoint: \"%s\" is not an ipc:// or tcp:// endpoint",
 		         cfg->vsched_endpoint);
 		return -1;

@@ -553,3 +553,18 @@ void cfg_print_keys(const struct cfg_key *keys, FILE *f)
 		fprintf(f, "\t%s\t%s\n", range, key->doc);
 	}
 }
+
+bool cfg_endpoint_ok(const char *endpoint, bool tcp_only)
+{
+	if (strncmp(endpoint, "tcp://", 6) == 0)
+		return endpoint[6] != '\0';
+	return !tcp_only && strncmp(endpoint, "ipc://", 6) == 0 && endpoint[6] != '\0';
+}
+
+int cfg_check_endpoint(const char *value, char *why, size_t whylen)
+{
+	if (cfg_endpoint_ok(value, false))
+		return 0;
+	text_fmt(why, whylen, "\"%s\" must be a tcp:// or ipc:// endpoint", value);
+	return -1;
+}

@@ -97,6 +97,12 @@ void cfg_print(const struct cfg_key *keys, const void *cfg, FILE *f);
  * string, duration, number, integer, count, boolean, enum, mode, list.
  */
 void cfg_print_keys(const struct cfg_key *keys, FILE *f);
+/* A ZeroMQ endpoint with a non-empty address: tcp://ADDRESS or, unless tcp_only, ipc://PATH. */
+bool cfg_endpoint_ok(const char *endpoint, bool tcp_only);
+/* A cfg_key check: value is a tcp:// or ipc:// endpoint (cfg_endpoint_ok), else -1 with
+ * "\"VALUE\" must be a tcp:// or ipc:// endpoint". */
+int cfg_check_endpoint(const char *value, char *why, size_t whylen);
+
 /* A number in the shortest form that reads back as exactly v, without an exponent when a
  * plain form reads back too (100.0, not 1e+02), always with a point or an exponent (so
  * that libconfig reads a float). */

@@ -21,15 +21,6 @@
 
 static const char *const calib_names[] = {"run", "observed", NULL};
 
-/* Endpoints the controller binds: tcp:// or ipc://. */
-static int endpoint_check(const char *v, char *why, size_t whylen)
-{
-	if (strncmp(v, "tcp://", 6) == 0 || strncmp(v, "ipc://", 6) == 0)
-		return 0;
-	text_fmt(why, whylen, "\"%s\" must be a tcp:// or ipc:// endpoint", v);
-	return -1;
-}
-
 #define F(member) CFG_FIELD(struct ctld_config, member)
 #define DUR(name, member, dflt, lo, hi, doc)                                                       \
 	{                                                                                          \
@@ -40,10 +31,10 @@ static int endpoint_check(const char *v, char *why, size_t whylen)
 static const struct cfg_key keys[] = {
     {"agent_endpoint", CFG_STRING, F(agents), "\"" CTLD_DEFAULT_AGENTS "\"", 0, 0, NULL,
      "where the agents connect (ROUTER); tcp://HOST:* binds a free port", NULL,
-     "tcp:// or ipc:// endpoint", NULL, endpoint_check, NULL, NULL},
+     "tcp:// or ipc:// endpoint", NULL, cfg_check_endpoint, NULL, NULL},
     {"admin_endpoint", CFG_STRING, F(admin), "\"" CTLD_DEFAULT_ADMIN "\"", 0, 0, NULL,
      "where vschedctl connects (admin ROUTER; tcp: CURVE with curve_key, ipc: peer uid)", NULL,
-     "tcp:// or ipc:// endpoint", NULL, endpoint_check, NULL, NULL},
+     "tcp:// or ipc:// endpoint", NULL, cfg_check_endpoint, NULL, NULL},
     {"state_file", CFG_STRING, F(state_file), "\"" CTLD_DEFAULT_STATE "\"", 0, 0, NULL,
      "targets and per-job settings, written atomically, restored at start", NULL, NULL, NULL, NULL,
      NULL, NULL},

@@ -202,6 +202,23 @@ static void test_string(void **state)
 	config_destroy(&cfg);
 }
 
+static void test_endpoint(void **state)
+{
+	char why[256] = "";
+	(void)state;
+
+	assert_true(cfg_endpoint_ok("tcp://127.0.0.1:*", true));
+	assert_true(cfg_endpoint_ok("ipc:///run/x.sock", false));
+	assert_false(cfg_endpoint_ok("ipc:///run/x.sock", true));
+	assert_false(cfg_endpoint_ok("tcp://", false));
+	assert_false(cfg_endpoint_ok("ipc://", false));
+	assert_false(cfg_endpoint_ok("udp://x", false));
+	assert_false(cfg_endpoint_ok("", false));
+	assert_int_equal(cfg_check_endpoint("ipc:///run/x.sock", why, sizeof(why)), 0);
+	assert_int_equal(cfg_check_endpoint("/run/x.sock", why, sizeof(why)), -1);
+	assert_string_equal(why, "\"/run/x.sock\" must be a tcp:// or ipc:// endpoint");
+}
+
 static void test_enum(void **state)
 {
 	static const char *const choices[] = {"stop", "idle", NULL};
@@ -405,6 +422,7 @@ int main(void)
 	    cmocka_unit_test(test_format_double),
 	    cmocka_unit_test(test_int),
 	    cmocka_unit_test(test_string),
+	    cmocka_unit_test(test_endpoint),
 	    cmocka_unit_test(test_enum),
 	    cmocka_unit_test(test_check_keys),
 	    cmocka_unit_test(test_why_truncated_safely),
