@@ -23,6 +23,7 @@
 #include <zmq.h>
 
 #include "log.h"
+#include "sigutil.h"
 
 #define DEFAULT_CONFIG VSCHED_SYSCONFDIR "/vsched/agent.conf"
 
@@ -292,7 +293,6 @@ int main(int argc, char **argv)
 {
 	struct options o = {.conf = DEFAULT_CONFIG};
 	static struct agent a; /* large: keep it off the stack */
-	struct sigaction sa;
 	int rc;
 
 	if ((rc = parse_options(argc, argv, &o)) >= 0)
@@ -307,13 +307,7 @@ int main(int argc, char **argv)
 	if (!o.fg && daemon(0, 0) < 0)
 		fatal("daemon");
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sig_install(on_signal, (const int[]){SIGTERM, SIGINT, SIGUSR1, 0});
 
 	if (setup(&a) != 0) {
 		teardown(&a);

@@ -13,6 +13,7 @@
 
 #include "duration.h"
 #include "proto_apprate.h"
+#include "sigutil.h"
 
 const char *app_name = "app";
 volatile sig_atomic_t app_stop;
@@ -158,14 +159,8 @@ static void on_signal(int sig)
 
 void app_signals(void)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
-
-	sigemptyset(&sa.sa_mask);
 	/* no SA_RESTART: a blocking poll() returns EINTR and the loop sees app_stop */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sig_install(on_signal, (const int[]){SIGINT, SIGTERM, SIGHUP, 0});
 }
 
 void app_option_fail(int opt, char **argv)

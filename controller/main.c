@@ -20,6 +20,7 @@
 #include <zmq.h>
 
 #include "log.h"
+#include "sigutil.h"
 
 static volatile sig_atomic_t quit, reload;
 
@@ -179,7 +180,6 @@ int main(int argc, char **argv)
 {
 	static struct ctld d; /* large: keep it off the stack */
 	struct options o = {0};
-	struct sigaction sa;
 	int rc;
 
 	d.config_path = CTLD_DEFAULT_CONFIG;
@@ -191,12 +191,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_init("vsched-controller", o.fg, o.verbose);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sig_install(on_signal, (const int[]){SIGTERM, SIGINT, SIGHUP, 0});
 	rc = 1;
 	if (setup(&d) == 0) {
 		loop_run(&d, &quit, &reload);

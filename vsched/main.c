@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sigutil.h"
 
 #define DEFAULT_CONFIG VSCHED_SYSCONFDIR "/vsched/vsched.conf"
 
@@ -105,18 +106,10 @@ static int load_config(const struct opts *o, struct vsched_config *cfg)
  */
 static void prepare_process(void)
 {
-	struct sigaction sa;
 	struct rlimit rl;
 	int mcl = MCL_CURRENT | MCL_FUTURE;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
+	sig_install(on_signal, (const int[]){SIGTERM, SIGINT, SIGHUP, 0});
 #ifdef VSCHED_SANITIZE
 	mcl |= MCL_ONFAULT; /* ASan reserves terabytes of shadow memory */
 #endif
