@@ -12,10 +12,7 @@ if [ -z "${SILENT_TEST_TIMED:-}" ]; then
 fi
 source "$(dirname "$0")/lib.sh"
 source "$VS_SRC/tests/helpers/ctld_lib.sh"
-for b in vsched-controller vschedctl fakeagent; do
-	[ -x "$VS_BIN/$b" ] || skip "$b not built"
-done
-command -v jq >/dev/null || skip "jq not installed"
+ctld_need vsched-controller vschedctl fakeagent
 
 start_ctld
 "$VS_BIN/fakeagent" "$CTLD_AGENTS" n1 accept 40 quiet 4 >"$TMP/fa.out" 2>&1 &
