@@ -68,7 +68,8 @@ pass "jobA on n1: period floor $PMS ms (job show)"
 n=$(sent)
 kill_agent n1
 restart_agent n1
-wait_until 5 test "$(sent)" -gt "$n" || ctld_fail "the restarted agent did not send the node info again"
+sent_more() { [ "$(sent)" -gt "$n" ]; } # counted again at every poll
+wait_until 5 sent_more || ctld_fail "the restarted agent did not send the node info again"
 # the old agent's ranks went with it (they registered with it); a new job's rank gets the floor
 start_rank n1 jobB 0
 wait_until 5 job_is jobB ranks 1 || ctld_fail "jobB's rank not known: $(actl job list --json)"
