@@ -72,6 +72,16 @@ done
 : >"$TMP/pidmap"
 for j in "${JOBS[@]}"; do echo "$(job_rank_pids "$j") $j" >>"$TMP/pidmap"; done
 
+# within SECONDS CMD...: until CMD succeeds, at most SECONDS of wall time (wait_until counts
+# polls, and each poll of several vschedctl calls can take seconds under full reservations).
+within() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
 # use_mode MODE: the controller restarted on a fresh state file in MODE (fitness|edf); it
 # knows the node and the four jobs again (no targets).
 use_mode() {
@@ -82,9 +92,9 @@ use_mode() {
 	sed -i "s/^coschedule = .*;/coschedule = $on;/" "$TMP/controller.conf"
 	rm -f "$TMP/ctl.state"
 	start_ctld
-	wait_until 10 node_up n1 || cs_fail "$1: node n1 did not register again"
+	within 15 node_up n1 || cs_fail "$1: node n1 did not register again"
 	for j in "${JOBS[@]}"; do
-		wait_until 15 job_is "$j" ranks 1 || cs_fail "$1: job $j not announced again"
+		within 20 job_is "$j" ranks 1 || cs_fail "$1: job $j not announced again"
 	done
 }
 # set_targets: PCT for every job in ORDER; RATE_OK = accepted commands, RATE_MS = their time.
@@ -162,7 +172,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		use_mode "$m"
 		set_targets
 		ok=yes
-		wait_until 30 in_force "$m" || ok=no
+		within 30 in_force "$m" || ok=no
 		ov=$(held_overlap)
 		echo "round $r $m: vsched holds $(held_windows)" >&2
 		row="$r $m $RATE_OK $RATE_MS $((SECONDS - t0)) $ok $ov $(seg_rates "$SEG" "$SKIP" \
