@@ -42,29 +42,6 @@ command -v jq >/dev/null || skip "needs jq"
 # with everything else on the machine: ahead of other tenants' builds, it switches faster.
 renice -n -10 -p $$ >/dev/null
 
-ref_mb() {
-	local out=$TMP/ref-$1-$2.out
-	chrt -f 1 taskset -c "$2" "$VS_BIN/membench" --stride max --size 64MiB --duration 6s >"$out" 2>&1
-	sed -n 's/.* mb_s=\([0-9.]*\).*/\1/p' "$out"
-}
-ref_pair() {
-	ref_mb pair 0 >"$TMP/pair0" &
-	local p=$! b
-	b=$(ref_mb pair 1)
-	wait "$p"
-	echo "$(cat "$TMP/pair0") + $b"
-}
-# membench on CPU 0 beside the compute-bound bsp on CPU 1: if this costs membench as much as
-# a second membench does, the two CPUs share something other than the memory bus (e.g. one
-# core's two hyperthreads), and no pairing by memory bandwidth can win here
-ref_beside_compute() {
-	chrt -f 1 taskset -c 1 "$VS_BIN/bsp" --local 1 --msg 0 --compute 5ms --duration 8s >/dev/null 2>&1 &
-	local p=$! m
-	sleep 1
-	m=$(ref_mb besidecpu 0)
-	wait "$p" || true
-	echo "$m"
-}
 source "$VS_SRC/tests/helpers/rt_lock.sh"
 rt_lock 600 # for the whole run, references included (start_vsched keeps it)
 SOLO0=$(ref_mb solo 0)
@@ -160,23 +137,8 @@ for r in $(seq 1 "$ROUNDS"); do
 		apply "$c"
 		ts1=$(date +%s%N)
 		ov=$(edf_overlap "0 ${SPEC[0]}" "0 ${SPEC[1]}" "1 ${SPEC[2]}" "1 ${SPEC[3]}")
-		sleep "$SETTLE"
-		declare -A L0=()
-		for i in 0 1 2 3; do
-			p=membench
-			[ $((i % 2)) = 1 ] && p=bsp
-			L0[$i]=$(nlines "$TMP/${NAMES[$i]}.out" $p)
-		done
-		sleep "$(awk -v a="$SEG" -v b="$SETTLE" 'BEGIN { print a - b }')"
-		row="$r $c $ov"
-		for i in 0 1 2 3; do
-			f=$TMP/${NAMES[$i]}.out
-			if [ $((i % 2)) = 0 ]; then
-				row+=" $(mb_rate "$f" "${L0[$i]}" "$(nlines "$f" membench)")"
-			else
-				row+=" $(it_rate "$f" "${L0[$i]}" "$(nlines "$f" bsp)")"
-			fi
-		done
+		row="$r $c $ov $(seg_rates "$SEG" "$SETTLE" "membench:$TMP/mA.out" "bsp:$TMP/cA.out" \
+			"membench:$TMP/mB.out" "bsp:$TMP/cB.out")"
 		echo "$row" >>"$ROWS"
 		echo "round $r $c [${SPEC[*]}] (apply $(((ts1 - ts0) / 1000000)) ms): overlap ${ov} ms, mA cA mB cB = ${row#* * * }" >&2
 	done
