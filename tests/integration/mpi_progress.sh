@@ -35,11 +35,16 @@ mpirun() {
 }
 
 # units JOB RANK [nowait]: units reported by JOB's RANK (its handle from REGISTER); "none"
-# if it registered without any REPORT, "noreg" if it never registered. Waits for the FINAL
-# report (3 s at most) unless nowait.
+# if it registered without any REPORT, "noreg" if it never registered. Waits for the
+# REGISTER (3 s at most: the sink prints what the rank's socket delivered after the rank
+# may have exited) and for the FINAL report (3 s at most) unless nowait.
 units() {
 	local h _
-	h=$(sed -n "s/^REGISTER handle=\([0-9a-f]*\) job=$1 rank=$2 .*/\1/p" "$TMP/sink.out" | head -1)
+	for _ in $(seq 1 60); do
+		h=$(sed -n "s/^REGISTER handle=\([0-9a-f]*\) job=$1 rank=$2 .*/\1/p" "$TMP/sink.out" | head -1)
+		[ -z "$h" ] || break
+		sleep 0.05
+	done
 	[ -n "$h" ] || { echo "noreg"; return; }
 	for _ in $(seq 1 60); do
 		[ -z "${3:-}" ] || break
