@@ -103,7 +103,7 @@ static void sample_net(struct agent *a, struct agent_proc *pr, uint64_t *ino, mo
 		if (first < 0)
 			n = -1;
 	}
-	if (n < 0 && (gone || proc_gone(pr)))
+	if (n < 0 && (t ? proc_gone(pr) : gone))
 		return; /* not a change of source: the process is gone */
 	/* TCP sockets seen: sockdiag; none but the application reports bytes: app. */
 	if (n >= 0 && (pr->net.had_sockets || !pr->app_bytes_seen))
