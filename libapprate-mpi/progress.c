@@ -41,7 +41,7 @@
 #define CHECK_LOCKED     (8 * PERIOD_WINDOW)  /* events between checks of a known anchor */
 #define CHECK_MAX        (16 * PERIOD_WINDOW) /* longest back-off without a period */
 #define LOST_ITERATIONS  8                    /* anchor silent this long: a new phase? */
-#define REGISTER_WAIT_MS 100                  /* at MPI_Init, for the agent connection */
+#define REGISTER_WAIT_MS 1000                 /* at MPI_Init, for the agent connection */
 
 bool mpiw_on;
 __thread int mpiw_depth __attribute__((tls_model("initial-exec")));
@@ -116,8 +116,12 @@ void mpiw_init(int provided)
 	w.all_threads = provided < MPI_THREAD_MULTIPLE;
 	main_thread = true;
 	/* Register now, so that the rank is known (and placed under its job's reservation)
-	 * before it has a rate: wait briefly for the connection, then let libapprate send
-	 * its REGISTER (no REPORT before the first unit). */
+	 * before it has a rate: wait for the connection, then let libapprate send its
+	 * REGISTER (no REPORT before the first unit). Without this wait a REGISTER dropped
+	 * here is retried only at the first MPI call one report interval later, which a
+	 * short run may never make. The wait ends at once when no agent listens; it lasts up
+	 * to REGISTER_WAIT_MS only while a reachable agent's handshake is slow (a starved
+	 * machine: 100 ms proved too short). */
 	aprt_transport_wait_writable(w.r, REGISTER_WAIT_MS);
 	apprate_progress(w.r, 0);
 	mpiw_on = true;

@@ -179,8 +179,9 @@ bool aprt_transport_events(struct apprate *r)
 /*
  * Waits up to timeout_ms for the socket to accept a message (the connection to the agent
  * has completed its handshake), giving up at once when the monitor says no agent listens.
- * Only apprate_close uses it, on a connection opened moments before; it is the one place
- * where the library may wait.
+ * Used by apprate_close, on a connection opened moments before, and by libapprate-mpi at
+ * MPI_Init (to register before the rank's first MPI call): the only places where the
+ * library may wait.
  */
 bool aprt_transport_wait_writable(struct apprate *r, int timeout_ms)
 {
