@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "cfgutil.h"
 #include "log.h"
 #include "sigutil.h"
 
@@ -53,6 +54,18 @@ static int set_string(char *dst, size_t cap, const char *src, const char *what)
 	}
 	snprintf(dst, cap, "%s", src);
 	return 0;
+}
+
+/* set_string for an endpoint option: checked as the configuration file's are. */
+static int set_endpoint(char *dst, size_t cap, const char *src, const char *what)
+{
+	char why[256];
+
+	if (cfg_check_endpoint(src, why, sizeof(why)) != 0) {
+		fprintf(stderr, "vsched-controller: %s: %s\n", what, why);
+		return -1;
+	}
+	return set_string(dst, cap, src, what);
 }
 
 /* Command-line options over the defaults: endpoints and state file override the config. */
@@ -128,8 +141,9 @@ static int configure(struct ctld *d, const struct options *o)
 			return 1;
 		}
 	}
-	if ((o->agents && set_string(d->cfg.agents, sizeof(d->cfg.agents), o->agents, "-A") != 0) ||
-	    (o->admin && set_string(d->cfg.admin, sizeof(d->cfg.admin), o->admin, "-a") != 0) ||
+	if ((o->agents &&
+	     set_endpoint(d->cfg.agents, sizeof(d->cfg.agents), o->agents, "-A") != 0) ||
+	    (o->admin && set_endpoint(d->cfg.admin, sizeof(d->cfg.admin), o->admin, "-a") != 0) ||
 	    (o->state &&
 	     set_string(d->cfg.state_file, sizeof(d->cfg.state_file), o->state, "-S") != 0))
 		return 2;

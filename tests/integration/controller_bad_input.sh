@@ -4,7 +4,8 @@
 #    prints "bad reply: bad magic 0x41", i.e. it got the controller's answer); empty,
 #    multi-part and oversized messages are dropped;
 #  - agents' endpoint: garbage, a RATE from an unregistered peer, multi-part messages;
-#  - afterwards the controller still answers (node list) and its log names the refusals.
+#  - afterwards the controller still answers (node list) and its log names the refusals;
+#  - bad configurations, and bad endpoints given with -A / -a, are refused with reasons.
 # Needs no root: no vsched, no agent. Bounded by a 60 s timeout.
 if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 60 bash "$0" "$@"
@@ -34,6 +35,15 @@ bad_conf 'heartbeat = "5s"; node_timeout = "2s";' 'node_timeout: must be longer 
 bad_conf 'coschedule = true; slot = "7ms";' 'slot: 7ms must divide frame 100ms'
 bad_conf 'pairing = "best";' 'pairing: must be one of'
 pass "configs/controller.conf parses, -n is normalised, 8 bad configurations refused with reasons"
+bad_arg() { # OPTION VALUE: refused with exit 2 and the reason, as the same value in the file
+	local out rc=0
+	out=$("$VS_BIN/vsched-controller" -n -c "$TMP/n1.conf" "$1" "$2" 2>&1) || rc=$?
+	[ "$rc" = 2 ] || fail "$1 '$2': exit $rc, want 2 ($out)"
+	grep -q -- "$1: \"$2\" must be a tcp:// or ipc:// endpoint" <<<"$out" || fail "$1 '$2': reason '$out'"
+}
+bad_arg -A "tcp://"
+bad_arg -a "udp://127.0.0.1:1"
+pass "endpoints given with -A and -a are checked as the file's are"
 
 start_ctld
 zr() { "$VS_BIN/zraw" -t 1000 "$@" 2>&1 || true; }
