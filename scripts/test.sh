@@ -16,13 +16,35 @@ CC=clang bash scripts/build.sh build-fuzz -DVSCHED_FUZZ=ON
 bash scripts/package.sh build-deb >/dev/null
 bash scripts/build.sh build-clang -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug >/dev/null
 
+# run_tests BUILD_DIR: its whole suite. A test that fails is run once more and fails the
+# suite only if it fails again: many integration tests time real-time scheduling on a
+# shared 2-CPU machine, and a rare outlier there is not a defect of the behaviour they
+# check. Every test that needed its second run is named at the end (its first failure's
+# output is in the log above): such tests are flaky and get fixed (issue 13).
+RETRIED=()
+run_tests() {
+	local log rc=0 t
+	log=$(mktemp)
+	ctest --test-dir "$1" --output-on-failure --timeout 300 --repeat until-pass:2 | tee "$log" ||
+		rc=1
+	for t in $(sed -n 's/.*Test \{1,\}#[0-9]\{1,\}: \([^ ]*\) .*\*\*\*.*/\1/p' "$log" | sort -u); do
+		grep -Eq "^[[:space:]]+[0-9]+ - $t " "$log" || RETRIED+=("$1: $t")
+	done
+	rm -f "$log"
+	return $rc
+}
+
 # Both builds run even if the first fails, so one run shows every failure.
 rc=0
 echo "=== tests: optimised build"
-ctest --test-dir build --output-on-failure --timeout 300 || rc=1
+run_tests build || rc=1
 echo "=== tests: AddressSanitizer + UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	ctest --test-dir build-asan --output-on-failure --timeout 300 || rc=1
+	run_tests build-asan || rc=1
 echo "=== tests: fuzz harnesses (libFuzzer + ASan + UBSan, a few seconds each)"
 ctest --test-dir build-fuzz --output-on-failure -L fuzz || rc=1
+if [ "${#RETRIED[@]}" -gt 0 ]; then
+	echo "=== flaky: failed once, passed when run again"
+	printf '  %s\n' "${RETRIED[@]}"
+fi
 exit $rc
