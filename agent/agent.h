@@ -291,6 +291,9 @@ struct agent {
 	struct agent_counters cnt;
 	uint64_t epoch_ns;  /* the controller's epoch (CLOCK_REALTIME ns), 0: none yet */
 	mono_ns epoch_next; /* when to give it to vsched again */
+	/* a process was just placed under vsched: its CPU goes to the controller at the next
+	 * stats round, brought forward (a co-scheduling plan needs it, cons_place_proc) */
+	bool stats_soon;
 	bool epoch_pending; /* not given to vsched since it arrived */
 	/* nodeinfo.c: the NODE_INFO last sent since registering */
 	bool info_sent;

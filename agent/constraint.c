@@ -343,6 +343,7 @@ void cons_place_proc(struct agent *a, int idx)
 			log_info("job %s: pid %d already under vsched: its reservation stays until "
 			         "the controller decides",
 			         jb->name, (int)pr->pid);
+			a->stats_soon = true;
 			return;
 		}
 		if (rc != 0) {
@@ -359,6 +360,7 @@ void cons_place_proc(struct agent *a, int idx)
 	pr->managed = true;
 	pr->gen = gen;
 	pr->resv = *r;
+	a->stats_soon = true;
 	fmt_resv(r, rs, sizeof(rs));
 	log_info("job %s: pid %d rank %u under vsched (%s%s)", jb->name, (int)pr->pid, pr->rank,
 	         gen ? "constraint, " : "provisional, ", rs);

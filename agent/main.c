@@ -26,6 +26,7 @@
 #include "sigutil.h"
 
 #define DEFAULT_CONFIG VSCHED_SYSCONFDIR "/vsched/agent.conf"
+#define STATS_SOON_GAP (50 * NSEC_PER_MSEC) /* least time between stats rounds brought forward */
 
 static volatile sig_atomic_t stop_flag, stats_flag;
 
@@ -147,7 +148,7 @@ static void teardown(struct agent *a)
 static void run(struct agent *a)
 {
 	mono_ns next_sample = mono_now() + a->cfg.sample_interval;
-	mono_ns next_stats = mono_now() + a->cfg.stats_interval;
+	mono_ns next_stats = mono_now() + a->cfg.stats_interval, last_stats = 0;
 	mono_ns next_log = mono_now() + a->cfg.log_stats_interval;
 
 	while (!stop_flag) {
@@ -167,9 +168,16 @@ static void run(struct agent *a)
 				next_sample += a->cfg.sample_interval;
 			while (!mono_before(now, next_sample));
 		}
+		if (a->stats_soon) {
+			/* a new process's CPU to the controller now, yet at most one extra round
+			 * per STATS_SOON_GAP however fast processes arrive */
+			a->stats_soon = false;
+			next_stats = mono_min(next_stats, last_stats + STATS_SOON_GAP);
+		}
 		if (!mono_before(now, next_stats)) {
 			stats_send(a);
 			nodeinfo_tick(a);
+			last_stats = now;
 			next_stats = now + a->cfg.stats_interval;
 		}
 		/* after the stats round: a vsched that answers again gets the epoch back */

@@ -98,10 +98,6 @@ job_ok() {
 		and (.pending | not) and .period_ns > 0
 		and .slice_ns == .coschedule.got * .coschedule.slot_ns' >/dev/null
 }
-# rank_stats_seen JOB: the node's task statistics for every rank of JOB have arrived.
-rank_stats_seen() {
-	actl job show "$1" --json | jq -e '.rank_list | length > 0 and all(.period_ns > 0)' >/dev/null
-}
 # vsched_holds_all: $TMP/held.json = node n1's task list, holding every pid of $TMP/pidmap.
 vsched_holds_all() {
 	local p
@@ -126,13 +122,6 @@ run_round() {
 	done
 	for j in $all; do
 		wait_until 15 job_is "$j" ranks 1 || cs_fail "job $j: its rank not seen"
-	done
-	# The plan keeps processes that share a CPU apart only once it knows their CPUs, from
-	# the node's task statistics (every 500 ms here). A target set before then can be
-	# planned beside a job vsched pinned to the same CPU and refused: an open defect of
-	# issue 14 (CI saw it once), not what this checks.
-	for j in $all; do
-		wait_until 10 rank_stats_seen "$j" || cs_fail "job $j: no task statistics for its rank"
 	done
 	for j in "$@"; do
 		out=$(actl rate "${j}r$r" "$pct" 2>&1) && rc=0 || rc=$?

@@ -95,7 +95,8 @@ stop_ctld() {
 
 # start_node NAME CPUS [MEM_MBS NET_MBS]: vsched on CPUS ("0" or "0, 1";
 # ipc://$TMP/vs-NAME.sock) and an agent named NAME announcing those bandwidth capacities
-# (MB/s; default 10000 and 1000, 0 = unknown).
+# (MB/s; default 10000 and 1000, 0 = unknown). NODE_STATS_INTERVAL: the agent's
+# stats_interval (default 500ms); NODE_AGENT_LINES: more lines of its agent.conf.
 start_node() {
 	local n=$1 cpu=$2 mem=${3:-10000} net=${4:-1000} i
 	cat >"$TMP/vsched-$n.conf" <<EOF
@@ -117,10 +118,11 @@ app_endpoint = "ipc://$TMP/agent-$n.sock";
 vsched_endpoint = "ipc://$TMP/vs-$n.sock";
 heartbeat = "200ms";
 controller_timeout = "1s";
-stats_interval = "500ms";
+stats_interval = "${NODE_STATS_INTERVAL:-500ms}";
 sample_interval = "200ms";
 mem_capacity_mbs = $mem;
 net_capacity_mbs = $net;
+${NODE_AGENT_LINES:-}
 EOF
 	"$VS_BIN/vsched-agent" -f -c "$TMP/agent-$n.conf" >>"$TMP/agent-$n.log" 2>&1 &
 	NODE_AGENT_PID[$n]=$!
