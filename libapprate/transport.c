@@ -21,6 +21,8 @@
 #include "timeutil.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <zmq.h>
@@ -50,7 +52,8 @@ static int setopt_int(void *s, int opt, int v)
 	return zmq_setsockopt(s, opt, &v, sizeof(v));
 }
 
-int aprt_transport_open(struct apprate *r)
+/* aprt_transport_open in the calling thread. */
+static int open_here(struct apprate *r)
 {
 	int rc;
 	void *ctx = zmq_ctx_new(), *sock = NULL, *mon = NULL;
@@ -97,6 +100,51 @@ fail:
 		zmq_close(sock);
 	zmq_ctx_term(ctx);
 	return rc;
+}
+
+struct open_call {
+	struct apprate *r;
+	int rc;
+};
+
+static void *open_thread(void *arg)
+{
+	struct open_call *c = arg;
+
+	c->rc = open_here(c->r);
+	return NULL;
+}
+
+/*
+ * ZeroMQ starts its I/O and reaper threads at the first zmq_socket, and each new thread
+ * reads its own policy and priority (glibc: two syscalls) and sets them back, aborting the
+ * process if that fails. Under vsched, which switches the policy of every thread of a
+ * managed process, the two reads can straddle a switch (priority 98 with SCHED_OTHER:
+ * EINVAL; a CI run saw `bsp` abort in src/thread.cpp so), and an unprivileged thread read
+ * as SCHED_FIFO but demoted meanwhile gets EPERM. A thread created with explicit
+ * attributes has them cached by glibc, and so have the threads it creates: the sockets are
+ * therefore made in a short-lived thread with explicit SCHED_OTHER priority 0, a pair
+ * every thread may set. vsched gives the new threads the process's policy at its next
+ * dispatch, as for any thread the application starts. Without such a thread (pthread
+ * refused it), the sockets are made here, as before.
+ */
+int aprt_transport_open(struct apprate *r)
+{
+	struct open_call c = {.r = r, .rc = -EIO};
+	struct sched_param sp = {.sched_priority = 0};
+	pthread_attr_t at;
+	pthread_t t;
+	bool done = false;
+
+	if (pthread_attr_init(&at) == 0) {
+		if (pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED) == 0 &&
+		    pthread_attr_setschedpolicy(&at, SCHED_OTHER) == 0 &&
+		    pthread_attr_setschedparam(&at, &sp) == 0 &&
+		    pthread_create(&t, &at, open_thread, &c) == 0)
+			done = pthread_join(t, NULL) == 0;
+		pthread_attr_destroy(&at);
+	}
+	return done ? c.rc : open_here(r);
 }
 
 void aprt_transport_close(struct apprate *r, int linger_ms)
