@@ -140,8 +140,10 @@ reasserted() { [ "$(applied)" -gt "$N0" ]; }
 netns_vctl 2 epoch $((EPOCH + SHIFT)) >/dev/null || nfail "vschedctl -s node2 epoch refused"
 N0=$(applied)
 T0=$(date +%s%N)
-netns_wait_until 7 reasserted ||
-	nfail "node2's agent did not give vsched the cluster epoch back within 7 s of a moved epoch"
+# within 12 s: the next re-assertion, or the one after if vsched did not answer that one in
+# time (an ASan run on a loaded machine missed one: the agent retries at the next)
+netns_wait_until 12 reasserted ||
+	nfail "node2's agent did not give vsched the cluster epoch back within 12 s of a moved epoch"
 npass "node2's epoch moved by hand is put back by its agent after $(( ($(date +%s%N) - T0) / MS )) ms"
 netns_vctl 2 epoch $((EPOCH + SHIFT)) >/dev/null || nfail "vschedctl -s node2 epoch refused"
 N0=$(applied)
@@ -152,7 +154,7 @@ B1=$(cut_here)
 [ "$(applied)" = "$N0" ] || nfail "node2's epoch was put back during the shifted phase (re-assertion sooner than 5 s)"
 
 # Phase C: node2's agent puts the cluster epoch back.
-netns_wait_until 7 reasserted || nfail "node2's agent did not give vsched the cluster epoch back within 7 s"
+netns_wait_until 12 reasserted || nfail "node2's agent did not give vsched the cluster epoch back within 12 s"
 sleep 0.3
 C0=$(cut_here)
 sleep 3
