@@ -169,6 +169,11 @@ struct rank {
 	 * (EWMA, 1/8): a rank silent for much longer has stopped making progress (listing.c) */
 	mono_ns last_report, report_gap;
 	uint64_t period, slice, gen, misses;
+	/* the windows vsched holds for it (TASK_STATS, generation gen; 0: provisional): after
+	 * a controller restart, what the earlier controller left there until a plan replaces
+	 * it (cospush.c) */
+	uint8_t held_nwin;
+	struct vsp_resv held[VSP_MAX_WINDOWS];
 	int32_t cpu;               /* the CPU vsched pinned it to (TASK_STATS); -1: not known */
 	uint64_t mem_bps, net_bps; /* last report */
 	uint8_t mem_src;

@@ -107,13 +107,43 @@ void cosched_decided(struct ctld *d, struct job *jb)
 	plan_changed(d);
 }
 
+/*
+ * The share vsched runs job jb's ranks with, for a job without a target: what this
+ * controller committed for it, or else (after a restart: nothing committed yet) what the
+ * windows an earlier controller sent give, from the task statistics; 0: none. Such a job is
+ * planned with it, so that a plan makes room around what vsched already runs (and may move
+ * it) instead of being refused over it; a target set for the job replaces it.
+ */
+static double held_util(const struct job *jb)
+{
+	double u = 0;
+
+	if (jb->commit.gen != 0)
+		return jb->commit.nwin > 0 && jb->commit.period > 0
+		           ? (double)jb->commit.slice / (double)jb->commit.period
+		           : 0;
+	for (uint32_t r = 0; r < jb->cap_ranks; r++) {
+		const struct rank *rk = &jb->ranks[r];
+		mono_ns slice = 0;
+
+		if (!rk->used || rk->gen == 0 || rk->held_nwin == 0 || rk->held[0].period == 0)
+			continue;
+		for (uint8_t k = 0; k < rk->held_nwin; k++)
+			slice += rk->held[k].slice;
+		if ((double)slice / (double)rk->held[0].period > u)
+			u = (double)slice / (double)rk->held[0].period;
+	}
+	return u < 1 ? u : 0;
+}
+
 /* The job's utilisation to plan, or 0 when it is not planned. */
 static double job_util(const struct job *jb)
 {
 	const struct control_job *cj = &jb->control.loop;
 
-	if (jb->control.target_pct <= 0 || cj->state == CONTROL_CALIBRATING || cj->period_ns == 0 ||
-	    cj->slice_ns >= cj->period_ns)
+	if (jb->control.target_pct <= 0)
+		return held_util(jb);
+	if (cj->state == CONTROL_CALIBRATING || cj->period_ns == 0 || cj->slice_ns >= cj->period_ns)
 		return 0;
 	return (double)cj->slice_ns / (double)cj->period_ns;
 }

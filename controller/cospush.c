@@ -26,7 +26,9 @@
  * is tried again later).
  *
  * Occupancy is worked out per node over the frame's slots (every plan window lies on the
- * slot grid); processes whose CPU is not known yet count as being on every CPU. Jobs with
+ * slot grid); processes whose CPU is not known yet count as being on every CPU. What a job
+ * holds now is its committed windows and its open transaction's, or, for a job this
+ * controller has not committed yet (after a restart), what vsched reports its ranks hold. Jobs with
  * merged windows (slice < deadline: EDF places them inside the span) take no steps 1-2 but
  * count with their whole spans.
  */
@@ -105,6 +107,40 @@ static uint64_t job_cpus(const struct job *jb, int node)
 	return m;
 }
 
+/*
+ * Windows that vsched holds for job jb's ranks on the node under a generation of an earlier
+ * controller. Only a job without a committed constraint has them (commit is not persisted:
+ * after a restart every job starts without one, its ranks keep what the earlier controller
+ * sent until a plan replaces it). Provisional reservations (generation 0) are left out:
+ * they yield to the plan.
+ */
+static void mark_held(const struct stage *s, uint8_t *occ, const struct job *jb, bool *merged)
+{
+	if (jb->commit.gen != 0)
+		return;
+	for (uint32_t r = 0; r < jb->cap_ranks; r++) {
+		const struct rank *rk = &jb->ranks[r];
+		if (!rk->used || rk->node != s->node || rk->gen == 0)
+			continue;
+		mark_windows(s, occ, rk->held_nwin, rk->held);
+		*merged |= windows_merged(rk->held_nwin, rk->held);
+	}
+}
+
+/* Whether jb's ranks hold windows: committed ones, or (after a restart) an earlier
+ * controller's. */
+static bool job_holds(const struct job *jb)
+{
+	if (jb->commit.nwin > 0)
+		return true;
+	if (jb->commit.gen != 0)
+		return false;
+	for (uint32_t r = 0; r < jb->cap_ranks; r++)
+		if (jb->ranks[r].used && jb->ranks[r].gen != 0 && jb->ranks[r].held_nwin > 0)
+			return true;
+	return false;
+}
+
 /* The node's jobs: what each holds now and will hold. */
 static void stage_load(struct stage *s, const bool *due)
 {
@@ -133,6 +169,7 @@ static void stage_load(struct stage *s, const bool *due)
 			memcpy(x->new, x->cur, s->nslots);
 		x->merged = windows_merged(jb->commit.nwin, jb->commit.win) ||
 		            (x->due && windows_merged(jb->plan.nwin, jb->plan.win));
+		mark_held(s, x->cur, jb, &x->merged);
 		s->n++;
 	}
 }
@@ -273,7 +310,7 @@ static void stage_node(struct ctld *d, int node, const bool *due, const uint64_t
 	if (park == NULL)
 		fatalx("out of memory");
 	for (int a = 0; a < s.n; a++)
-		if (s.sj[a].due && !s.sj[a].merged && d->jobs[s.sj[a].j]->commit.nwin > 0)
+		if (s.sj[a].due && !s.sj[a].merged && job_holds(d->jobs[s.sj[a].j]))
 			park[a] = !stage_shrink(&s, a);
 	for (int a = 0; a < s.n; a++)
 		if (s.sj[a].inter && !park[a])
@@ -313,7 +350,7 @@ int cospush_plan(struct ctld *d, const bool *due, int target, const struct txn *
 			struct job *jb = d->jobs[j];
 			int r;
 
-			if (!due[j] || (pass == 0) != (jb->commit.nwin > 0))
+			if (!due[j] || (pass == 0) != job_holds(jb))
 				continue;
 			r = txn_push_plan(d, j, j == target ? tpl : NULL, j == target ? cid : NULL,
 			                  cidlen, now);

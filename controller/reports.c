@@ -186,6 +186,13 @@ void reports_stats(struct ctld *d, int node, const struct pctl_task_stats *s, mo
 		rk->period = e->st.resv.period;
 		rk->slice = e->st.resv.slice;
 		rk->gen = e->gen;
+		/* the wire carries window 1 only (nwin 0): then that one */
+		rk->held_nwin = e->st.nwin <= VSP_MAX_WINDOWS ? e->st.nwin : VSP_MAX_WINDOWS;
+		memcpy(rk->held, e->st.win, rk->held_nwin * sizeof(rk->held[0]));
+		if (rk->held_nwin == 0 && e->st.resv.period > 0) {
+			rk->held[0] = e->st.resv;
+			rk->held_nwin = 1;
+		}
 		rk->misses = e->st.misses;
 		capacity_stats(d, node, rk, &e->st, now);
 		if (rk->cpu != e->st.cpu) {

@@ -15,7 +15,9 @@
  *   - a target the plan has no room for is refused ("no room"), the others keep theirs;
  *   - targets set one by one in several orders, with and without pauses, at 45 % and on
  *     sub-frames at 40 %, against a model of vsched that admits each constraint alone:
- *     nothing is refused, every job ends with its share, heavy jobs never share a slot.
+ *     nothing is refused, every job ends with its share, heavy jobs never share a slot;
+ *   - the same after a controller restart over the windows the earlier one left in vsched,
+ *     targets set again in another order or restored from the state file.
  */
 #include <errno.h>
 #include <math.h>
@@ -356,6 +358,7 @@ static void test_no_room_refused(void **state)
 static struct {
 	int cpu[4];          /* -1: not placed yet */
 	uint8_t occ[4][100]; /* ms of the frame held */
+	struct sent held[4]; /* the constraint in force (gen 0: none) */
 	int refused;
 } vs;
 
@@ -400,9 +403,18 @@ static void vs_stats(mono_ns now)
 
 	memset(e, 0, sizeof(e));
 	for (uint32_t i = 0; i < 4; i++)
-		if (vs.cpu[i] >= 0)
-			e[st.n++] = (struct pctl_stats_entry){
-			    .job = i + 1, .st = {.pid = (int32_t)(101 + i), .cpu = vs.cpu[i]}};
+		if (vs.cpu[i] >= 0) {
+			struct pctl_stats_entry *x = &e[st.n++];
+			*x = (struct pctl_stats_entry){
+			    .job = i + 1,
+			    .gen = vs.held[i].gen,
+			    .st = {.pid = (int32_t)(101 + i), .cpu = vs.cpu[i]}};
+			/* as TASK_STATS arrive from the wire: window 1 only, nwin 0 */
+			if (vs.held[i].gen) {
+				x->st.nwin = 0;
+				x->st.resv = vs.held[i].win[0];
+			}
+		}
 	reports_stats(&d, 0, &st, now);
 }
 
@@ -423,6 +435,7 @@ static void vs_run(int *from, mono_ns now)
 		if (vs_fits(i, cpu, occ)) {
 			vs.cpu[i] = cpu;
 			memcpy(vs.occ[i], occ, 100);
+			vs.held[i] = *m;
 		} else {
 			a.status = -EBUSY;
 			strcpy(a.reason, "cpu: windows overlap");
@@ -445,19 +458,12 @@ static void vs_settle(int *from, mono_ns *now)
 	}
 }
 
-/* Targets set one by one in order (indices into names), with settling between them or
- * not, then the granularity of every job moved to k window-sets per frame. Every job ends
- * with its share, vsched never refused anything, and neither the heavy nor the light jobs
- * ever share a millisecond. */
-static void rate_in_order(const int *order, double pct, bool pause, uint32_t k)
+/* The four jobs' ranks join, their bandwidths known; settings: R_max and algorithm adaptive
+ * set (else as restored). */
+static void join_jobs(mono_ns now, bool settings)
 {
-	mono_ns now = 10 * NSEC_PER_SEC;
-	int from = 0;
 	char why[256];
 
-	memset(&vs, 0, sizeof(vs));
-	for (int i = 0; i < 4; i++)
-		vs.cpu[i] = -1;
 	for (uint32_t i = 0; i < 4; i++) {
 		struct pctl_job_proc p = {
 		    .job = i + 1, .rank = 0, .pid = (int32_t)(101 + i), .event = PCTL_PROC_JOINED};
@@ -467,30 +473,38 @@ static void rate_in_order(const int *order, double pct, bool pause, uint32_t k)
 		                         .algo = PADM_ALGO_ADAPTIVE};
 		strcpy(p.name, names[i]);
 		reports_proc(&d, 0, &p, now);
-		assert_int_equal(change_settings(&d, jobs_find(&d, names[i]), &q, NULL, 0, now, why,
-		                                 sizeof(why)),
-		                 0);
+		if (settings)
+			assert_int_equal(change_settings(&d, jobs_find(&d, names[i]), &q, NULL, 0,
+			                                 now, why, sizeof(why)),
+			                 0);
 		drain();
 	}
 	bw(now);
+}
+
+/* Targets pct set one by one in order (indices into names), each applied by vsched before
+ * the next (pause: and settled). */
+static void set_targets(const int *order, double pct, bool pause, int *from, mono_ns *now)
+{
+	char why[256];
+
 	for (int x = 0; x < 4; x++) {
 		int j = jobs_find(&d, names[order[x]]);
 		int rc =
-		    change_target(&d, j, pct, (const uint8_t *)"cli", 3, now, why, sizeof(why));
+		    change_target(&d, j, pct, (const uint8_t *)"cli", 3, *now, why, sizeof(why));
 		drain();
 		assert_true(rc == 1 || rc == 0);
-		vs_run(&from, now);
+		vs_run(from, *now);
 		if (pause)
-			vs_settle(&from, &now);
+			vs_settle(from, now);
 	}
-	vs_settle(&from, &now);
-	if (k > 1) {
-		for (int i = 0; i < 4; i++)
-			d.jobs[jobs_find(&d, names[i])]->plan.want_k = k;
-		plan_changed(&d);
-		vs_settle(&from, &now);
-		assert_int_equal(d.plan.res.k, k);
-	}
+	vs_settle(from, now);
+}
+
+/* Every job ended with its share, vsched never refused anything, and neither the heavy nor
+ * the light jobs ever share a millisecond. */
+static void check_shares(double pct)
+{
 	assert_int_equal(vs.refused, 0);
 	for (int i = 0; i < 4; i++) {
 		const struct job *jb = d.jobs[jobs_find(&d, names[i])];
@@ -506,6 +520,85 @@ static void rate_in_order(const int *order, double pct, bool pause, uint32_t k)
 		assert_false(vs.occ[0][t] && vs.occ[1][t]);
 		assert_false(vs.occ[2][t] && vs.occ[3][t]);
 	}
+}
+
+static void vs_reset(void)
+{
+	memset(&vs, 0, sizeof(vs));
+	for (int i = 0; i < 4; i++)
+		vs.cpu[i] = -1;
+}
+
+/* Targets set one by one in order, with settling between them or not, then the
+ * granularity of every job moved to k window-sets per frame: check_shares. */
+static void rate_in_order(const int *order, double pct, bool pause, uint32_t k)
+{
+	mono_ns now = 10 * NSEC_PER_SEC;
+	int from = 0;
+
+	vs_reset();
+	join_jobs(now, true);
+	set_targets(order, pct, pause, &from, &now);
+	if (k > 1) {
+		for (int i = 0; i < 4; i++)
+			d.jobs[jobs_find(&d, names[i])]->plan.want_k = k;
+		plan_changed(&d);
+		vs_settle(&from, &now);
+		assert_int_equal(d.plan.res.k, k);
+	}
+	check_shares(pct);
+}
+
+/*
+ * A controller restarted over the windows an earlier one left in vsched: it knows nothing
+ * of them but what the task statistics say (its jobs have no committed constraint). Its
+ * targets come back one by one in another order (`vschedctl rate` on a fresh state file:
+ * meanwhile the jobs without a target keep what vsched runs), or from its state file. vsched
+ * refuses nothing and every job ends with its share, the heavy jobs apart.
+ */
+static void restart_then(const int *order, bool restored)
+{
+	static const int first[4] = {0, 1, 2, 3};
+	mono_ns now = 10 * NSEC_PER_SEC;
+	int from = 0;
+	char why[256];
+
+	vs_reset();
+	join_jobs(now, true);
+	set_targets(first, 45, false, &from, &now);
+	check_shares(45);
+	if (restored)
+		assert_int_equal(persist_save(&d), 0);
+
+	jobs_free(&d);
+	cosched_free(&d);
+	memset(&d.plan, 0, sizeof(d.plan));
+	cosched_init(&d);
+	d.next_gen += 1ull << 20; /* generations grow across restarts */
+	now += NSEC_PER_SEC;
+	if (restored)
+		assert_int_equal(persist_restore(&d, now, why, sizeof(why)), 0);
+	join_jobs(now, !restored);
+	vs_stats(now);
+	drain();
+	if (restored)
+		vs_settle(&from, &now);
+	else
+		set_targets(order, 45, false, &from, &now);
+	check_shares(45);
+}
+
+static void test_restart_rates(void **state)
+{
+	static const int order[4] = {3, 2, 1, 0};
+	(void)state;
+	restart_then(order, false);
+}
+
+static void test_restart_restored(void **state)
+{
+	(void)state;
+	restart_then(NULL, true);
 }
 
 static void test_rate_orders(void **state)
@@ -544,6 +637,8 @@ int main(void)
 	    RATE_ORDER(5),
 	    RATE_ORDER(6),
 	    RATE_ORDER(7),
+	    cmocka_unit_test_setup_teardown(test_restart_rates, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restart_restored, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
