@@ -426,7 +426,7 @@ int main(void)
 	    cmocka_unit_test(test_enum),
 	    cmocka_unit_test(test_check_keys),
 	    cmocka_unit_test(test_why_truncated_safely),
-	    cmocka_unit_test_setup_teardown(test_key_table, setup, teardown),
+	    cmocka_unit_test(test_key_table),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
