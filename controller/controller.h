@@ -185,6 +185,13 @@ struct rank {
 	uint64_t st_periods, st_misses;
 };
 
+/* Whether vsched holds windows for rk under a constraint generation (not the provisional
+ * reservation): what a plan must count as taken until this controller commits the job's. */
+static inline bool rank_holds_windows(const struct rank *rk)
+{
+	return rk->used && rk->gen != 0 && rk->held_nwin > 0 && rk->held[0].period > 0;
+}
+
 enum txn_kind {
 	TXN_CONTROL = 0, /* a decision of the control loop */
 	TXN_TARGET,      /* SET_RATE */

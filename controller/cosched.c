@@ -126,7 +126,7 @@ static double held_util(const struct job *jb)
 		const struct rank *rk = &jb->ranks[r];
 		mono_ns slice = 0;
 
-		if (!rk->used || rk->gen == 0 || rk->held_nwin == 0 || rk->held[0].period == 0)
+		if (!rank_holds_windows(rk))
 			continue;
 		for (uint8_t k = 0; k < rk->held_nwin; k++)
 			slice += rk->held[k].slice;

@@ -120,7 +120,7 @@ static void mark_held(const struct stage *s, uint8_t *occ, const struct job *jb,
 		return;
 	for (uint32_t r = 0; r < jb->cap_ranks; r++) {
 		const struct rank *rk = &jb->ranks[r];
-		if (!rk->used || rk->node != s->node || rk->gen == 0)
+		if (rk->node != s->node || !rank_holds_windows(rk))
 			continue;
 		mark_windows(s, occ, rk->held_nwin, rk->held);
 		*merged |= windows_merged(rk->held_nwin, rk->held);
@@ -136,7 +136,7 @@ static bool job_holds(const struct job *jb)
 	if (jb->commit.gen != 0)
 		return false;
 	for (uint32_t r = 0; r < jb->cap_ranks; r++)
-		if (jb->ranks[r].used && jb->ranks[r].gen != 0 && jb->ranks[r].held_nwin > 0)
+		if (rank_holds_windows(&jb->ranks[r]))
 			return true;
 	return false;
 }
