@@ -92,11 +92,16 @@ void settings_control_params(const struct ctld_config *c, const struct job_setti
 	p->u_max_pct = s->u_max_pct < U_CEILING_PCT ? s->u_max_pct : U_CEILING_PCT;
 	if (c->cs.on) {
 		/* the loop's period is the plan's sub-frame (frame / 1..8 window-sets, by
-		 * halving), its U a whole number of slots of it */
-		p->initial_period_ns = c->cs.frame;
+		 * halving), its U a whole number of slots of it; it starts at the frame, or at
+		 * the job's initial period where that is finer than the frame and coarser than
+		 * the finest sub-frame (the search starts there: round(frame / p) window-sets) */
 		p->min_period_ns = c->cs.frame / COPLAN_MAX_WINDOWS > c->cs.slot
 		                       ? c->cs.frame / COPLAN_MAX_WINDOWS
 		                       : c->cs.slot;
+		p->initial_period_ns =
+		    s->initial_period < c->cs.frame && s->initial_period > p->min_period_ns
+		        ? s->initial_period
+		        : c->cs.frame;
 		p->u_slot_ns = c->cs.slot;
 	}
 	p->round_timeout_ns = c->round_timeout;

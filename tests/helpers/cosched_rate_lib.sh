@@ -14,6 +14,9 @@
 #   run_round N PCT PAUSE ORDER.. four new jobs m1rN m2rN (membench streams: memory-bound)
 #                                 c1rN c2rN (bsp compute ranks), targets PCT set in ORDER
 #                                 (m1 m2 c1 c2) with PAUSE s between commands.
+# ROUND_HOOK=CMD: run as `CMD N` once the round's jobs are seen, before the first `rate`.
+# ROUND_PERIOD_MS=P: every job's windows must also have period P ms (a sub-frame: frame / P
+# window-sets per frame), in the controller's plan and in vsched.
 # run_round checks: every `rate` is accepted; every job is planned with ceil(PCT * slots)
 # slots and its windows committed; once the membench jobs are classed devil, no slot of the
 # controller's table runs both, nor do two membench tasks of vsched on different CPUs have
@@ -90,13 +93,16 @@ start_scenario_job() {
 	esac
 }
 
-# job_ok JOB PCT: planned with ceil(PCT * slots) slots of its (sub-)frame, got them, committed.
+# job_ok JOB PCT: planned with ceil(PCT * slots) slots of its (sub-)frame, got them, committed
+# (and on the ROUND_PERIOD_MS sub-frame when that is set).
 job_ok() {
-	actl job show "$1" --json | jq -e --argjson p "$2" '(.period_ns / .coschedule.slot_ns) as $s
+	actl job show "$1" --json | jq -e --argjson p "$2" --argjson w "$((${ROUND_PERIOD_MS:-0} * 1000000))" \
+		'(.period_ns / .coschedule.slot_ns) as $s
 		| .coschedule.planned and .coschedule.need == (($p * $s / 100) | ceil)
 		and .coschedule.got == .coschedule.need
 		and (.pending | not) and .period_ns > 0
-		and .slice_ns == .coschedule.got * .coschedule.slot_ns' >/dev/null
+		and .slice_ns == .coschedule.got * .coschedule.slot_ns
+		and ($w == 0 or .period_ns == $w)' >/dev/null
 }
 # vsched_holds_all: $TMP/held.json = node n1's task list, holding every pid of $TMP/pidmap.
 vsched_holds_all() {
@@ -123,6 +129,7 @@ run_round() {
 	for j in $all; do
 		wait_until 15 job_is "$j" ranks 1 || cs_fail "job $j: its rank not seen"
 	done
+	[ -z "${ROUND_HOOK:-}" ] || $ROUND_HOOK "$r"
 	for j in "$@"; do
 		out=$(actl rate "${j}r$r" "$pct" 2>&1) && rc=0 || rc=$?
 		echo "round $r: rate ${j}r$r $pct: exit $rc: $out"
@@ -156,6 +163,9 @@ run_round() {
 	while read -r p j; do
 		s=$(jq -r ".[] | select(.pid == $p) | ([.windows[].slice_ns] | add) * (100000000 / .period_ns)" "$TMP/held.json")
 		[ "$s" = $((pct * 1000000)) ] || cs_fail "round $r: vsched: $j (pid $p) holds $s ns per 100 ms, not $pct ms"
+		[ -z "${ROUND_PERIOD_MS:-}" ] ||
+			jq -e ".[] | select(.pid == $p) | .period_ns == $((ROUND_PERIOD_MS * 1000000))" "$TMP/held.json" >/dev/null ||
+			cs_fail "round $r: vsched: $j (pid $p) does not run on the ${ROUND_PERIOD_MS} ms sub-frame: $(vctl n1 task list)"
 	done <"$TMP/pidmap"
 	pass "round $r ($pct %, pause $pause s, order $*): every job planned with its share and committed, membench jobs never in one slot"
 	actl job show "m1r$r" | sed 's/^/  /'

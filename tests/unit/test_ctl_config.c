@@ -142,6 +142,42 @@ static void test_shipped(void **state)
 	assert_false(c.cs.on);
 }
 
+/* Co-scheduling: the control loop starts at the frame, or at a job's initial period finer
+ * than the frame and coarser than the finest sub-frame (frame / 8 here, 12.5 ms). */
+static void test_cosched_initial_period(void **state)
+{
+	static const struct {
+		mono_ns initial, want;
+	} cases[] = {
+	    {200 * NSEC_PER_MSEC, 100 * NSEC_PER_MSEC}, /* coarser than the frame: the frame */
+	    {100 * NSEC_PER_MSEC, 100 * NSEC_PER_MSEC},
+	    {25 * NSEC_PER_MSEC, 25 * NSEC_PER_MSEC}, /* 4 window-sets per frame */
+	    {13 * NSEC_PER_MSEC, 13 * NSEC_PER_MSEC},
+	    {12500 * NSEC_PER_USEC, 100 * NSEC_PER_MSEC}, /* the finest sub-frame: no room below */
+	    {5 * NSEC_PER_MSEC, 100 * NSEC_PER_MSEC},
+	};
+	struct ctld_config c;
+	struct control_params p;
+	(void)state;
+
+	ctld_config_defaults(&c);
+	c.cs.on = true;
+	c.cs.frame = 100 * NSEC_PER_MSEC;
+	c.cs.slot = 5 * NSEC_PER_MSEC;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c.job.initial_period = cases[i].initial;
+		settings_control_params(&c, &c.job, 40.0, &p);
+		assert_int_equal(p.min_period_ns, 12500 * NSEC_PER_USEC);
+		assert_int_equal(p.initial_period_ns, cases[i].want);
+		assert_int_equal(control_params_check(&p), 0);
+	}
+	/* off: the job's own initial period */
+	c.cs.on = false;
+	c.job.initial_period = 25 * NSEC_PER_MSEC;
+	settings_control_params(&c, &c.job, 40.0, &p);
+	assert_int_equal(p.initial_period_ns, 25 * NSEC_PER_MSEC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +186,7 @@ int main(void)
 	    cmocka_unit_test(test_valid),
 	    cmocka_unit_test(test_refused),
 	    cmocka_unit_test(test_shipped),
+	    cmocka_unit_test(test_cosched_initial_period),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
