@@ -93,6 +93,12 @@ f7_rmax() {
 	printf '%s\n%s\n' "$a" "$b" | sort -g | tail -1
 }
 
+# f7_selftest_over: vsched's start-up self-test has a result (done or failed).
+f7_selftest_over() {
+	"$F7_BIN/vschedctl" -s "ipc://$RUN/vsched.sock" status --json |
+		jq -e '.selftest == "done" or .selftest == "failed"' >/dev/null
+}
+
 # f7_start_daemons: vsched + controller + agent in $RUN. Sets AGENT_PORT.
 f7_start_daemons() {
 	local i
@@ -127,6 +133,11 @@ EOF
 	F7_PIDS+=("$!")
 	f7_wait 10 "$F7_BIN/vschedctl" -s "ipc://$RUN/vsched.sock" task list ||
 		f7_die "vsched did not start"
+	# vsched measures the finest period it serves at start (its self-test, reported by the
+	# agent as the node's period floor); a node does that before jobs come, here jobs come
+	# at once and would interrupt it (then the floor is only learnt from misses): wait
+	f7_wait 15 f7_selftest_over || f7_log "vsched's self-test not over after 15 s"
+	f7_log "vsched self-test: $("$F7_BIN/vschedctl" -s "ipc://$RUN/vsched.sock" status --json | jq -r '"\(.selftest), finest period \(.min_period_ns / 1e6) ms"')"
 	cat >"$RUN/agent.conf" <<EOF
 node_name = "f7node";
 controller = "$AGENT_EP";
