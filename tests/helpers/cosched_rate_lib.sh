@@ -15,8 +15,9 @@
 #                                 c1rN c2rN (bsp compute ranks), targets PCT set in ORDER
 #                                 (m1 m2 c1 c2) with PAUSE s between commands.
 # ROUND_HOOK=CMD: run as `CMD N` once the round's jobs are seen, before the first `rate`.
-# ROUND_PERIOD_MS=P: every job's windows must also have period P ms (a sub-frame: frame / P
-# window-sets per frame), in the controller's plan and in vsched.
+# ROUND_MOVE=CMD: run as `CMD N` once the round passed its checks; then checked again.
+# ROUND_PERIOD_MS=P: every job's windows must also have period P ms (a sub-frame: 100 / P
+# window-sets per frame), in the controller's plan and in vsched (the hooks may set it).
 # run_round checks: every `rate` is accepted; every job is planned with ceil(PCT * slots)
 # slots and its windows committed; once the membench jobs are classed devil, no slot of the
 # controller's table runs both, nor do two membench tasks of vsched on different CPUs have
@@ -113,31 +114,12 @@ vsched_holds_all() {
 	done <"$TMP/pidmap"
 }
 
-# run_round N PCT PAUSE ORDER...: four new jobs m1rN m2rN c1rN c2rN, targets in ORDER.
-run_round() {
-	local r=$1 pct=$2 pause=$3 j out rc k mp=() bp=()
-	shift 3
-	local all="m1r$r m2r$r c1r$r c2r$r"
-	for j in "m1r$r" "m2r$r"; do
-		start_scenario_job "$j" 120
-		mp+=("$JOB_PID")
-	done
-	for j in "c1r$r" "c2r$r"; do
-		start_scenario_job "$j" 120
-		bp+=("$JOB_PID")
-	done
-	for j in $all; do
-		wait_until 15 job_is "$j" ranks 1 || cs_fail "job $j: its rank not seen"
-	done
-	[ -z "${ROUND_HOOK:-}" ] || $ROUND_HOOK "$r"
-	for j in "$@"; do
-		out=$(actl rate "${j}r$r" "$pct" 2>&1) && rc=0 || rc=$?
-		echo "round $r: rate ${j}r$r $pct: exit $rc: $out"
-		[ "$rc" = 0 ] || cs_fail "round $r: rate ${j}r$r $pct refused: $out"
-		[ "$pause" = 0 ] || sleep "$pause"
-	done
-	classed() { job_is "m1r$r" class devil && job_is "m2r$r" class devil; }
-	wait_until 20 classed || cs_fail "round $r: membench jobs not classed devil"
+# round_check N PCT: round N's four jobs are planned with ceil(PCT * slots) slots and
+# committed (on the ROUND_PERIOD_MS sub-frame when set), no slot of the controller's table
+# pairs the membench jobs, vsched holds every task, runs no two membench tasks at once and
+# gives each PCT ms of every 100 ms.
+round_check() {
+	local r=$1 pct=$2 all="m1r$1 m2r$1 c1r$1 c2r$1" j k p s a b slot extra
 	settled() { for k in $all; do job_ok "$k" "$pct" || return 1; done; }
 	wait_until 20 settled ||
 		cs_fail "round $r: plan not committed: $(for k in $all; do actl job show "$k" --json | jq -c '{name, reason, pending, period_ns, slice_ns, cs: {planned: .coschedule.planned, need: .coschedule.need, got: .coschedule.got}}'; done)"
@@ -167,7 +149,40 @@ run_round() {
 			jq -e ".[] | select(.pid == $p) | .period_ns == $((ROUND_PERIOD_MS * 1000000))" "$TMP/held.json" >/dev/null ||
 			cs_fail "round $r: vsched: $j (pid $p) does not run on the ${ROUND_PERIOD_MS} ms sub-frame: $(vctl n1 task list)"
 	done <"$TMP/pidmap"
-	pass "round $r ($pct %, pause $pause s, order $*): every job planned with its share and committed, membench jobs never in one slot"
+}
+
+# run_round N PCT PAUSE ORDER...: four new jobs m1rN m2rN c1rN c2rN, targets in ORDER.
+run_round() {
+	local r=$1 pct=$2 pause=$3 j out rc k mp=() bp=()
+	shift 3
+	local all="m1r$r m2r$r c1r$r c2r$r"
+	for j in "m1r$r" "m2r$r"; do
+		start_scenario_job "$j" 120
+		mp+=("$JOB_PID")
+	done
+	for j in "c1r$r" "c2r$r"; do
+		start_scenario_job "$j" 120
+		bp+=("$JOB_PID")
+	done
+	for j in $all; do
+		wait_until 15 job_is "$j" ranks 1 || cs_fail "job $j: its rank not seen"
+	done
+	[ -z "${ROUND_HOOK:-}" ] || $ROUND_HOOK "$r"
+	for j in "$@"; do
+		out=$(actl rate "${j}r$r" "$pct" 2>&1) && rc=0 || rc=$?
+		echo "round $r: rate ${j}r$r $pct: exit $rc: $out"
+		[ "$rc" = 0 ] || cs_fail "round $r: rate ${j}r$r $pct refused: $out"
+		[ "$pause" = 0 ] || sleep "$pause"
+	done
+	classed() { job_is "m1r$r" class devil && job_is "m2r$r" class devil; }
+	wait_until 20 classed || cs_fail "round $r: membench jobs not classed devil"
+	round_check "$r" "$pct"
+	pass "round $r ($pct %, pause $pause s, order $*): every job planned with its share and committed, membench jobs never in one slot${ROUND_PERIOD_MS:+, ${ROUND_PERIOD_MS} ms sub-frames}"
+	if [ -n "${ROUND_MOVE:-}" ]; then
+		$ROUND_MOVE "$r"
+		round_check "$r" "$pct"
+		pass "round $r: after \`$ROUND_MOVE\` with every target set: the same, ${ROUND_PERIOD_MS:-100} ms sub-frames"
+	fi
 	actl job show "m1r$r" | sed 's/^/  /'
 	for k in "${mp[@]}" "${bp[@]}"; do kill -TERM "$k" 2>/dev/null || true; done
 	for k in $(for j in "c1r$r" "c2r$r"; do job_rank_pids "$j"; done); do kill -TERM "$k" 2>/dev/null || true; done
