@@ -439,7 +439,11 @@ void control_floating_eval(struct control_job *job, double e, mono_ns now,
 		hold(job, r, now, out);
 }
 
-/* U for a new target from the model at the last evaluation at this period, else U = target. */
+/* U for a new target from the model at the last evaluation at this period, else U = target;
+ * never below half of what the proportional model (the same efficiency) says: from a shallow
+ * local slope a large drop of the target extrapolates to U_lo, where a job that communicates
+ * or waits may not finish an iteration, and then no report, no evaluation, would correct it
+ * (measured: a 1:5 bsp at 72.5 % sent from target 70 to 20 got U 0.05 % and stalled). */
 void control_floating_target(struct control_job *job, mono_ns now, struct control_decision *out)
 {
 	struct control_float *f = &job->fl;
@@ -458,6 +462,8 @@ void control_floating_target(struct control_job *job, mono_ns now, struct contro
 		const struct control_fpoint *p =
 		    &f->pts[(f->pts_pos + CONTROL_FPTS - 1) % CONTROL_FPTS];
 		u = p->u + (job->target_pct - p->r) / slope_at(job, p->u, p->r);
+		if (p->r > 0)
+			u = fmax(u, 0.5 * p->u * job->target_pct / p->r);
 	}
 	if (period < control_min_period(job, u))
 		period = job->p.initial_period_ns;
