@@ -3,6 +3,7 @@
 # applications' own iteration stamps (issue "U as a controlled variable").
 #
 #   bash bench/ctl_shapes.sh [OUTDIR]     (root; build first: bash scripts/build.sh build)
+#   bash bench/ctl_shapes.sh --reanalyse OUTDIR   judge the runs kept in OUTDIR again
 #
 # Shapes (SHAPES, default "compute wait mem comm"), each a job of 2 ranks:
 #   compute  iowait --compute 10ms --wait 0      pure-compute BSP (process-shared barrier)
@@ -17,7 +18,8 @@
 # both CPUs (stress-ng --cpu 2, nice 0), named "floating+load".
 #
 # Judged per job and phase from the application's stamps (rank 0's iteration ends; for mem
-# the slower rank's): the rate over a sliding window of WIN_S (5) s, every second. "settle"
+# the slower rank's): the rate over a sliding window of WIN_S (5) s, every second (the
+# iterations that ended in it / WIN_S). "settle"
 # = the first second from which every window up to the phase's end is within +-TOL (2)
 # points of the target; a phase passes when settle <= 30 s and the rate then holds for the
 # rest of the phase (>= 60 s). Also, from 30 s after the change to the phase end: the mean
@@ -39,7 +41,13 @@ TOL=${TOL:-2}
 WIN_S=${WIN_S:-5}
 LOCK_WAIT=${LOCK_WAIT:-1800}
 PHASES=("20 45" "45 20" "70 20" "20 70")
-if [ "${1:-}" = --one ] || [ "${1:-}" = --rmax ]; then OUT=$OUT_ONE; else OUT=${1:-/tmp/ctl_shapes.$(date +%Y%m%d-%H%M%S)}; fi
+if [ "${1:-}" = --one ] || [ "${1:-}" = --rmax ]; then
+	OUT=$OUT_ONE
+elif [ "${1:-}" = --reanalyse ]; then
+	OUT=${2:?--reanalyse OUTDIR}
+else
+	OUT=${1:-/tmp/ctl_shapes.$(date +%Y%m%d-%H%M%S)}
+fi
 mkdir -p "$OUT"
 BIN=$F7_BIN
 
@@ -197,17 +205,22 @@ analyse() {
 	for j in A B; do
 		awk -v shape="$shape" -v algo="$algo" -v job="$j" -v rmax="$rmax" -v win="$WIN_S" \
 			-v tol="$TOL" -v phases="$RUN/phases.tsv" -v samples="$RUN/samples.$j.tsv" '
-		function rate_at(t,   lo, hi, i, n, a, b) { # slower rank, window [t - win, t]
+		# The slower rank rate over the window (t - win, t]: iterations ended in it / win.
+		# Not (n - 1) / (last - first): under a reservation iterations come in bursts, the
+		# edges of a window fall in the gaps between bursts more often than not, and that
+		# span is then shorter than the window: biased high by up to a gap / win.
+		function upto(f, t,   lo, hi, mid) { # stamps of file f at or before t (binary search)
+			lo = 0; hi = cnt[f]
+			while (lo < hi) {
+				mid = int((lo + hi + 1) / 2)
+				if (ts[f, mid] <= t) lo = mid; else hi = mid - 1
+			}
+			return lo
+		}
+		function rate_at(t,   r) {
 			worst = -1
 			for (f = 0; f < nf; f++) {
-				n = 0
-				for (i = 1; i <= cnt[f]; i++) {
-					if (ts[f, i] < t - win) continue
-					if (ts[f, i] > t) break
-					if (!n) a = ts[f, i]
-					b = ts[f, i]; n++
-				}
-				r = n > 1 ? (n - 1) / (b - a) : 0
+				r = (upto(f, t) - upto(f, t - win)) / win
 				if (worst < 0 || r < worst) worst = r
 			}
 			return 100 * worst / rmax
@@ -278,6 +291,21 @@ summary() {
 	} >"$OUT/summary.md"
 }
 
+if [ "${1:-}" = --reanalyse ]; then # OUTDIR: judge the runs kept in OUTDIR again
+	for RUN in "$OUT"/*-*/; do
+		RUN=${RUN%/}
+		name=${RUN##*/}
+		shape=${name%%-*}
+		algo=${name#*-}
+		rmax=$(awk -F'\t' -v s="$shape" '$1 == s { print $2 }' "$OUT/rmax.tsv")
+		[ -n "$rmax" ] && [ -s "$RUN/phases.tsv" ] || continue
+		analyse "$shape" "$algo" "$rmax"
+	done >"$OUT/results.tsv.new"
+	mv "$OUT/results.tsv.new" "$OUT/results.tsv"
+	summary
+	cat "$OUT/summary.md"
+	exit 0
+fi
 if [ "${1:-}" = --rmax ]; then # internal: SHAPE STAMPS_PREFIX, one locked full-speed run
 	rt_lock "$LOCK_WAIT"
 	[ "$2" = comm ] && read -r COMM_COMPUTE COMM_MSG <"$OUT_ONE/comm.fixed"
