@@ -182,6 +182,19 @@ static void test_unreachable(void **state)
 	control_job_fini(&r.job);
 }
 
+/* Applies the decision just made and steps until the application's own error is within 2
+ * points: the number of iterations that took (1..10), 0 if not within 10. */
+static unsigned iterations_to_band(struct run *r)
+{
+	sim_set(&r->sim, r->d.period_ns, r->d.slice_ns);
+	for (unsigned i = 1; i <= 10; i++) {
+		step(r);
+		if (fabs(obs_err(r)) <= 2.0)
+			return i;
+	}
+	return 0;
+}
+
 /* Target changes after the period is known: back in band within 3 iterations (the model
  * from the last evaluation predicts U), and the period search is not repeated. */
 static void test_target_change_fast(void **state)
@@ -197,13 +210,7 @@ static void test_target_change_fast(void **state)
 		for (unsigned k = 0; k < 4; k++) {
 			mono_ns period = r.job.period_ns;
 			assert_int_equal(control_set_target(&r.job, next[k], r.sim.now, &r.d), 0);
-			sim_set(&r.sim, r.d.period_ns, r.d.slice_ns);
-			unsigned n = 0;
-			for (unsigned i = 1; i <= 10 && !n; i++) {
-				step(&r);
-				if (fabs(obs_err(&r)) <= 2.0)
-					n = i;
-			}
+			unsigned n = iterations_to_band(&r);
 			if (!n || n > 3)
 				fail_msg("%s: target %g reached after %u iterations",
 				         shapes[c].name, next[k], n);
@@ -235,13 +242,7 @@ static void test_target_drop_never_starves(void **state)
 		if (u1 < 0.5 * u0 * 20 / r0 - 0.5)
 			fail_msg("%s: 70 -> 20 from U %.1f (rate %.1f): U %.2f, below half of %.1f",
 			         shapes[c].name, u0, r0, u1, u0 * 20 / r0);
-		sim_set(&r.sim, r.d.period_ns, r.d.slice_ns);
-		unsigned n = 0;
-		for (unsigned i = 1; i <= 10 && !n; i++) {
-			step(&r);
-			if (fabs(obs_err(&r)) <= 2.0)
-				n = i;
-		}
+		unsigned n = iterations_to_band(&r);
 		if (!n || n > 3)
 			fail_msg("%s: target 20 reached after %u iterations", shapes[c].name, n);
 		control_job_fini(&r.job);
