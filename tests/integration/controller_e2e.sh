@@ -68,29 +68,38 @@ converge() {
 }
 
 # rank_shares JOB: both ranks hold the same U in vsched (never half-applied), the U the
-# controller shows (floating: not necessarily the target; +-3 points, as the loop may move it
-# between the two reads), and each rank's measured CPU share stays within its reservation:
-# at most U + 6 (an unmanaged rank takes a whole CPU). How much less than U a rank uses
-# depends on how long it waits for its partner's messages, i.e. on the machine's load (the
-# kernel's network processing is not real-time): only "it runs" (at least U / 4) is asserted
-# below U; that the job progresses at its target is what converge checked.
+# controller shows at the same moment (floating: not necessarily the target; +-3 points),
+# and each rank's measured CPU share stays within its reservation: at most U + 6 (an
+# unmanaged rank takes a whole CPU). How much less than U a rank uses depends on how long it
+# waits for its partner's messages, i.e. on the machine's load (the kernel's network
+# processing is not real-time): only "it runs" (at least U / 4) is asserted below U; that the
+# job progresses at its target is what converge checked.
 rank_shares() {
-	local job=$1 pid util sh n=0 u first=
-	u=$(job_field "$job" u_pct)
+	local job=$1 pid util sh n=0 u u2 snap try pids
+	pids=$(job_rank_pids "$job" | paste -sd, -)
+	# vsched's task list read between two reads of the controller's U that agree: the loop
+	# keeps moving U while the job converges, and a check spread over seconds (each share is
+	# measured for 2 s) would compare one rank's old U with another's new one
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		u=$(job_field "$job" u_pct)
+		snap=$(ctl task list --json 2>/dev/null) || snap=
+		u2=$(job_field "$job" u_pct)
+		[ -z "$snap" ] || [ "$u" != "$u2" ] || break
+		sleep 0.3
+	done
+	[ "$(jq -r "[.[] | select(.pid == ($pids)) | .util_pct] | unique | length" <<<"$snap")" = 1 ] ||
+		fail "$job: its ranks hold different U: $(jq -c "[.[] | select(.pid == ($pids)) | {pid, util_pct}]" <<<"$snap")"
 	for pid in $(job_rank_pids "$job"); do
-		util=$(ctl task list --json | jq -r ".[] | select(.pid == $pid) | .util_pct")
-		sh=$(share "$pid" 2)
-		[ -n "$first" ] || first=$util
+		util=$(jq -r ".[] | select(.pid == $pid) | .util_pct" <<<"$snap")
 		within "$util" "$(awk -v u="$u" 'BEGIN { print u - 3 }')" "$(awk -v u="$u" 'BEGIN { print u + 3 }')" ||
 			fail "$job rank $pid: U $util % in vsched, the controller's U $u %"
+		sh=$(share "$pid" 2)
 		within "$sh" "$(awk -v u="$util" 'BEGIN { print u / 4 }')" "$(awk -v u="$util" 'BEGIN { print u + 6 }')" ||
 			fail "$job rank $pid: CPU share $sh %, reservation U $util %"
 		echo "$job rank pid $pid: U $util %, CPU share $sh %"
 		n=$((n + 1))
 	done
 	[ $n -ge 2 ] || fail "$job: expected 2 ranks, found $n"
-	same=$(ctl task list --json | jq -r "[.[] | select(.pid == ($(job_rank_pids "$job" | paste -sd, -))) | .util_pct] | unique | length")
-	[ "$same" = 1 ] || fail "$job: its ranks hold different U: $(ctl task list)"
 }
 
 actl rate jobA 30 >/dev/null || ctld_fail "rate jobA 30 refused"
