@@ -151,6 +151,15 @@ round_check() {
 	done <"$TMP/pidmap"
 }
 
+# rounds_refused_nothing: no window set of the controller was refused by the node.
+rounds_refused_nothing() {
+	if grep -q "refused gen" "$TMP/ctld.log"; then
+		grep "refused gen" "$TMP/ctld.log" | sed 's/^/  /'
+		cs_fail "the node refused windows during the rounds"
+	fi
+	pass "no window set refused by the node in the rounds"
+}
+
 # run_round N PCT PAUSE ORDER...: four new jobs m1rN m2rN c1rN c2rN, targets in ORDER.
 run_round() {
 	local r=$1 pct=$2 pause=$3 j out rc k mp=() bp=()
