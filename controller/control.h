@@ -89,6 +89,7 @@ enum control_reason {
 	CONTROL_R_PROBE,      /* floating: a neighbouring period tried for efficiency */
 	CONTROL_R_LIMIT,      /* floating: U cut to what admission allows */
 	CONTROL_R_FLOOR,      /* the period raised to the nodes' floor */
+	CONTROL_R_SILENT,     /* floating: no report for long at U < target: U = target */
 };
 
 /* How R_max is obtained when params.r_max is 0. */
@@ -343,6 +344,13 @@ int control_probe_u_limit(struct control_job *job, mono_ns now, struct control_d
  * room for): the constraint goes back as control_reject() does, the target stays, and U is
  * capped at the U in force before the change. */
 void control_reject_keep_target(struct control_job *job, mono_ns now, struct control_decision *out);
+/* Floating: none of the job's ranks has reported for long (the caller's judgement: many of
+ * their usual gaps between reports). A U so small that no iteration completes sends no
+ * report, and without a report no evaluation would ever correct it; so when the job holds
+ * less U than its target, U goes to the target (the proportional model), at the best period
+ * known. Returns 0 and a decision, or -EAGAIN when U is already at or above that (a job that
+ * is silent there is hung or waiting, not starved: nothing to correct). */
+int control_on_silence(struct control_job *job, mono_ns now, struct control_decision *out);
 /* The constraint in force took effect at `at` (e.g. windows committed after the decision):
  * reports measured before it are stale, the round starts again there. */
 void control_restart_round(struct control_job *job, mono_ns at);

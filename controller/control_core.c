@@ -641,6 +641,7 @@ const char *control_reason_name(enum control_reason r)
 	    [CONTROL_R_PROBE] = "probe",
 	    [CONTROL_R_LIMIT] = "limit",
 	    [CONTROL_R_FLOOR] = "floor",
+	    [CONTROL_R_SILENT] = "silent",
 	};
 	if ((unsigned)r < sizeof(names) / sizeof(names[0]) && names[r])
 		return names[r];

@@ -54,6 +54,10 @@
  * back-off (control_set_u_limit()). A new target that needs a U step the nodes refuse is
  * kept the same way (control_reject_keep_target()): the target is the administrator's, U is
  * what the nodes can give.
+ *
+ * Silence. A job that completes no iteration under its constraint reports nothing and is never
+ * evaluated; the daemon calls control_on_silence() after many of its usual report gaps, which
+ * lifts U to the target if it held less (from there the evaluations resume as usual).
  */
 #include <errno.h>
 #include <math.h>
@@ -501,6 +505,32 @@ void control_floating_rejected(struct control_job *job, double refused_u_pct)
 	job->fl.search = CONTROL_FS_NONE;
 	job->fl.settled = 0;
 	job->fl.prev_e = NAN;
+}
+
+int control_on_silence(struct control_job *job, mono_ns now, struct control_decision *out)
+{
+	struct control_float *f = &job->fl;
+
+	if (!out)
+		return -EINVAL;
+	if (job->p.algo != CONTROL_ALGO_FLOATING || job->state == CONTROL_CALIBRATING ||
+	    job->target_pct <= 0)
+		return -EAGAIN;
+
+	mono_ns period = f->search == CONTROL_FS_PROBE ? f->best_period : job->period_ns;
+	double u = job->target_pct;
+
+	if (period < control_min_period(job, u))
+		period = job->p.initial_period_ns;
+	u = u_fit(job, period, u);
+	if (u < job->cur_u_pct + U_STEP_MIN)
+		return -EAGAIN;
+	f->search = CONTROL_FS_NONE;
+	f->settled = 0;
+	f->need_u_pct = NAN;
+	job->unreachable = false;
+	apply(job, period, u, now, CONTROL_R_SILENT, out);
+	return 0;
 }
 
 bool control_u_limit_open(const struct control_job *job)

@@ -185,6 +185,21 @@ struct rank {
 	uint64_t st_periods, st_misses;
 };
 
+/* A rank that has reported is silent when nothing came from it for RANK_SILENT_GAPS of its
+ * usual gaps between reports, and at least RANK_SILENT_MIN_NS: a hung, blocked or starved
+ * process, or one whose node lost its link. Returns when it is (or becomes) silent; 0 for a
+ * rank that never reported. */
+#define RANK_SILENT_GAPS   5
+#define RANK_SILENT_MIN_NS (10 * NSEC_PER_SEC)
+static inline mono_ns rank_silent_at(const struct rank *rk)
+{
+	mono_ns limit = RANK_SILENT_GAPS * rk->report_gap;
+
+	if (!rk->used || !rk->last_report)
+		return 0;
+	return rk->last_report + (limit > RANK_SILENT_MIN_NS ? limit : RANK_SILENT_MIN_NS);
+}
+
 /* Whether vsched holds windows for rk under a constraint generation (not the provisional
  * reservation): what a plan must count as taken until this controller commits the job's. */
 static inline bool rank_holds_windows(const struct rank *rk)
@@ -243,6 +258,7 @@ struct job_control {
 	uint32_t retries;   /* refused rises in a row (the back-off) */
 	mono_ns revoked_at; /* when others last gave back U to this job */
 	char limit_why[PADM_REASON_MAX + 1]; /* the refusal that capped U (shown while capped) */
+	uint32_t silence_gen; /* the constraint generation silence_tick last acted on (silence.c) */
 };
 
 /* The constraint committed on the nodes (txn.c). */
@@ -526,6 +542,11 @@ void capacity_stats(struct ctld *d, int node, struct rank *rk, const struct vsp_
 void capacity_tick(struct ctld *d, mono_ns now);
 /* When capacity_tick next has something to do; 0: nothing. */
 mono_ns capacity_next(const struct ctld *d);
+/* Floating jobs none of whose ranks has reported for long, since their constraint was decided:
+ * a U below the target goes to the target (control_on_silence()), once per constraint. */
+void silence_tick(struct ctld *d, mono_ns now);
+/* When silence_tick next has something to do; 0: nothing. */
+mono_ns silence_next(const struct ctld *d);
 /* vsched's self-test on node (NODE_INFO): its finest period with < 1 % misses replaces the
  * node's last one; the node's floor is the larger of it and the miss floor; the job floors
  * that depend on it move. */

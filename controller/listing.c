@@ -96,12 +96,6 @@ static bool no_progress_signal(const struct job *jb)
 	return true;
 }
 
-/* A rank that has reported is silent when nothing came from it for SILENT_GAPS of its
- * usual gaps between reports, and at least SILENT_MIN_NS: a hung or blocked process, or
- * one whose node lost its link. Its rate and the job's U are then as of its last report. */
-#define SILENT_GAPS   5
-#define SILENT_MIN_NS (10 * NSEC_PER_SEC)
-
 static void fill_job_silence(const struct ctld *d, const struct job *jb, struct padm_job *o,
                              mono_ns now)
 {
@@ -111,12 +105,12 @@ static void fill_job_silence(const struct ctld *d, const struct job *jb, struct 
 
 	for (uint32_t r = 0; r < jb->cap_ranks; r++) {
 		const struct rank *rk = &jb->ranks[r];
-		mono_ns limit = SILENT_GAPS * rk->report_gap, age;
+		mono_ns at = rank_silent_at(rk), age;
 
-		if (!rk->used || !rk->last_report || mono_before(now, rk->last_report))
+		if (!at || mono_before(now, at))
 			continue;
 		age = now - rk->last_report;
-		if (age >= (limit > SILENT_MIN_NS ? limit : SILENT_MIN_NS) && age > worst_age) {
+		if (age > worst_age) {
 			worst = rk;
 			worst_age = age;
 		}

@@ -19,6 +19,7 @@ void loop_timers(struct ctld *d, mono_ns now)
 	nodes_tick(d, now);
 	txn_tick(d, now);
 	capacity_tick(d, now);
+	silence_tick(d, now);
 	if (d->cfg.cs.on)
 		cosched_tick(d, now);
 }
@@ -46,6 +47,7 @@ mono_ns loop_next_deadline(const struct ctld *d)
 
 	next = earliest(next, persist_next(d));
 	next = earliest(next, capacity_next(d));
+	next = earliest(next, silence_next(d));
 	if (d->cfg.cs.on)
 		next = earliest(next, cosched_next(d));
 	if (d->dashboard)

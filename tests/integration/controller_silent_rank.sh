@@ -5,7 +5,10 @@
 #  - while it reports, `job show` gives no silence reason;
 #  - once nothing came from it for 10 s (the floor; 5 of its usual gaps would be 0.5 s),
 #    `job show` (text and --json) names the rank, its node and pid and how long it has
-#    been silent; the controller keeps serving and exits cleanly.
+#    been silent; the controller keeps serving and exits cleanly;
+#  - the job ran at 100 % of R_max, so the floating loop had cut its U far below the target
+#    of 40 %: silent there (as a job starved by too small a U is), its U is raised to the
+#    target, once, with a line in the log.
 # No scheduler involved. Bounded: the whole test runs under a 60 s timeout.
 if [ -z "${SILENT_TEST_TIMED:-}" ]; then
 	SILENT_TEST_TIMED=1 exec timeout -k 5 60 bash "$0" "$@"
@@ -28,7 +31,10 @@ r=$(reason)
 case "$r" in *silent*) ctld_fail "a reporting rank shown silent: $r" ;; esac
 [ "$(job_field quiet evaluations)" -ge 1 ] 2>/dev/null ||
 	ctld_fail "no evaluation while the rank reported ($(actl job show quiet))"
-pass "while rank 0 reports: no silence reason (reason: '${r}')"
+u_quiet=$(job_field quiet u_pct)
+awk -v u="$u_quiet" 'BEGIN { exit !(u < 30) }' ||
+	ctld_fail "U $u_quiet: a job at 100 % of R_max for a 40 % target was not cut below 30 %"
+pass "while rank 0 reports: no silence reason (reason: '${r}'), U cut to $u_quiet %"
 
 for _ in $(seq 1 20); do
 	reason | grep -q 'silent for' && break
@@ -40,6 +46,19 @@ grep -Eq "^rank 0 \(node n1, pid $FA_PID\) silent for [1-9][0-9] s: no progress 
 actl job show quiet | grep -q "reason: rank 0 (node n1, pid $FA_PID) silent for" ||
 	fail "job show (text) does not show the silence: $(actl job show quiet)"
 pass "rank 0 silent since 4 s: $r"
+
+for _ in $(seq 1 10); do
+	awk -v u="$(job_field quiet u_pct)" 'BEGIN { exit !(u > 39.9 && u < 40.1) }' && break
+	sleep 0.5
+done
+u=$(job_field quiet u_pct)
+awk -v u="$u" 'BEGIN { exit !(u > 39.9 && u < 40.1) }' ||
+	ctld_fail "silent at U $u_quiet %: U $u, not raised to the target 40 %"
+grep -q "job quiet: no progress report for [0-9]* s at U [0-9.]* %: U raised to 40.0 %" \
+	"$TMP/ctld.log" || ctld_fail "the silence rescue is not in the log"
+[ "$(grep -c 'job quiet: no progress report' "$TMP/ctld.log")" = 1 ] ||
+	ctld_fail "the silence rescue was logged more than once"
+pass "silent at U $u_quiet %: U raised to its target, $u %, once"
 
 kill -0 "$FA_PID" 2>/dev/null || fail "the fake node ended early: $(cat "$TMP/fa.out")"
 node_up n1 || fail "the fake node's link went down: the rank was silent, not its node"

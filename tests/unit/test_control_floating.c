@@ -6,6 +6,7 @@
  * their target. Seeded: deterministic. The application's own rate (not the controller's
  * view) is what is judged.
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -249,6 +250,51 @@ static void test_target_drop_never_starves(void **state)
 	}
 }
 
+/* A job silent for long (control_on_silence(), called by the daemon): below its target U goes
+ * to the target at once, a decision to send; from there the evaluations bring U back where
+ * the rate is on target; at or above its target silence changes nothing. */
+static void test_silence_lifts_u_to_target(void **state)
+{
+	struct run r;
+	(void)state;
+
+	run_init(&r, CONTROL_ALGO_FLOATING, &shapes[1], 45, 0.01, 77); /* wait: U < target */
+	for (unsigned i = 0; i < 60; i++)
+		step(&r);
+	double u0 = r.job.cur_u_pct;
+	assert_true(u0 < 45 - 1);
+	uint32_t gen = r.job.gen;
+	assert_int_equal(control_on_silence(&r.job, r.sim.now, &r.d), 0);
+	assert_true(r.d.changed);
+	assert_int_equal(r.d.reason, CONTROL_R_SILENT);
+	assert_true(r.job.gen > gen);
+	assert_true(fabs(100.0 * (double)r.d.slice_ns / (double)r.d.period_ns - 45) < 0.1);
+	assert_int_equal(control_on_silence(&r.job, r.sim.now, &r.d), -EAGAIN); /* at target */
+	sim_set(&r.sim, r.d.period_ns, r.d.slice_ns);
+	unsigned n = iterations_to_band(&r);
+	for (unsigned i = 0; i < 20; i++)
+		step(&r);
+	print_message("silent at U %.1f: U 45, back in band after %u iterations, U %.1f\n", u0, n,
+	              r.job.cur_u_pct);
+	assert_true(n > 0 && n <= 10);
+	assert_true(fabs(obs_err(&r)) <= 2.0);
+	assert_true(r.job.cur_u_pct < 45 - 1);
+	control_job_fini(&r.job);
+
+	run_init(&r, CONTROL_ALGO_FLOATING, &shapes[4], 45, 0.01, 78); /* convex: U > target */
+	for (unsigned i = 0; i < 60; i++)
+		step(&r);
+	assert_true(r.job.cur_u_pct > 45);
+	gen = r.job.gen;
+	assert_int_equal(control_on_silence(&r.job, r.sim.now, &r.d), -EAGAIN);
+	assert_int_equal(r.job.gen, gen);
+	control_job_fini(&r.job);
+
+	run_init(&r, CONTROL_ALGO_LINEAR, &shapes[1], 45, 0.01, 79); /* U = target already */
+	assert_int_equal(control_on_silence(&r.job, r.sim.now, &r.d), -EAGAIN);
+	control_job_fini(&r.job);
+}
+
 /* 5 % noise per iteration with eps = 2, iterations of ~1 s: the evaluation grows over
  * several iterations, the loop does not chase the noise (few changes, never oscillating)
  * and the mean is on target. With 20 s iterations the evaluation cannot grow: still no
@@ -317,6 +363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_shapes_reach_target),
 	    cmocka_unit_test(test_target_drop_never_starves),
+	    cmocka_unit_test(test_silence_lifts_u_to_target),
 	    cmocka_unit_test(test_invariant_cannot_floating_can),
 	    cmocka_unit_test(test_unreachable),
 	    cmocka_unit_test(test_target_change_fast),
