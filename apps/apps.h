@@ -74,11 +74,18 @@ struct spin {
 	double ns_per_loop; /* SPIN_WORK: calibrated CPU ns per loop step */
 	uint64_t sink;      /* keeps the arithmetic alive */
 };
+#define SPIN_ENV "APP_SPIN_NS_PER_LOOP"
 /*
- * Calibrates s for mode: for SPIN_WORK, times the loop against the thread's CPU clock
- * (~50 ms of CPU, median of many chunks, so that preemption does not bias it). Never fails.
+ * Calibrates s for mode: for SPIN_WORK, the value of $APP_SPIN_NS_PER_LOOP when set (the
+ * program ends with a usage error when it is not a number in [0.01, 1000]), else times the
+ * loop against the thread's CPU clock (~50 ms of CPU, median of many chunks, so that
+ * preemption does not bias it).
  */
 void spin_init(struct spin *s, enum spin_mode mode);
+/* The calibration given in $APP_SPIN_NS_PER_LOOP, 0 when unset; ends the program with a
+ * one-line usage error when it is not a number in [0.01, 1000] (call it before forking
+ * ranks, so that the error is the program's). */
+double spin_given_ns_per_loop(void);
 /*
  * Computes for cpu_ns of CPU time (SPIN_WORK: the calibrated equivalent in loop steps).
  * Under a CPU reservation it takes longer in wall time: that is the point. Returns early

@@ -144,6 +144,7 @@ int main(int argc, char **argv)
 
 	app_name = "bsp";
 	bsp_parse(argc, argv, &c);
+	(void)spin_given_ns_per_loop(); /* a bad value is a usage error, before any fork */
 	app_signals();
 	if (c.local > 0) {
 		char self[4096];

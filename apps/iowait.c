@@ -29,6 +29,7 @@
 #define DEF_DUR_NS (10 * NSEC_PER_SEC)
 
 struct iw_cfg {
+	bool calibrate;
 	uint32_t ranks;
 	uint64_t compute_ns, wait_ns, duration_ns;
 	const char *job, *stamps;
@@ -43,7 +44,7 @@ struct iw_shared {
 static void usage(FILE *f)
 {
 	fputs("usage: iowait [--ranks N] [--compute DUR] [--wait DUR] [--duration DUR]\n"
-	      "              [--job NAME] [--stamps FILE]\n"
+	      "              [--job NAME] [--stamps FILE] | --calibrate\n"
 	      "\n"
 	      "N ranks; every iteration each computes, blocks without the CPU, then meets the\n"
 	      "others at a barrier. Reports one unit per iteration per rank through libapprate.\n"
@@ -53,17 +54,24 @@ static void usage(FILE *f)
 	      "  --wait DUR       blocking wait per iteration, like I/O (default 4ms; 0: none)\n"
 	      "  --duration DUR   stop at the first iteration end after DUR (default 10s)\n"
 	      "  --job NAME       libapprate job name (default $VSCHED_JOB; none: no reports)\n"
-	      "  --stamps FILE    rank 0 writes \"ITERATION MONOTONIC_NS\" per iteration\n",
+	      "  --stamps FILE    rank 0 writes \"ITERATION MONOTONIC_NS\" per iteration\n"
+	      "  --calibrate      print the compute loop's CPU ns per step and exit (give it to\n"
+	      "                   every run as APP_SPIN_NS_PER_LOOP: same work per iteration)\n",
 	      f);
 }
 
 static void parse(int argc, char **argv, struct iw_cfg *c)
 {
 	static const struct option opts[] = {
-	    {"ranks", required_argument, NULL, 'n'}, {"compute", required_argument, NULL, 'c'},
-	    {"wait", required_argument, NULL, 'w'},  {"duration", required_argument, NULL, 'd'},
-	    {"job", required_argument, NULL, 'j'},   {"stamps", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+	    {"ranks", required_argument, NULL, 'n'},
+	    {"compute", required_argument, NULL, 'c'},
+	    {"wait", required_argument, NULL, 'w'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"job", required_argument, NULL, 'j'},
+	    {"stamps", required_argument, NULL, 's'},
+	    {"calibrate", no_argument, NULL, 'C'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int o;
 
@@ -91,6 +99,9 @@ static void parse(int argc, char **argv, struct iw_cfg *c)
 			break;
 		case 's':
 			c->stamps = optarg;
+			break;
+		case 'C':
+			c->calibrate = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -172,6 +183,14 @@ int main(int argc, char **argv)
 
 	app_name = "iowait";
 	parse(argc, argv, &c);
+	(void)spin_given_ns_per_loop(); /* a bad value is a usage error, before any fork */
+	if (c.calibrate) {              /* measured here, whatever APP_SPIN_NS_PER_LOOP says */
+		struct spin sp;
+		unsetenv(SPIN_ENV);
+		spin_init(&sp, SPIN_WORK);
+		printf("%.6f\n", sp.ns_per_loop);
+		return APP_EXIT_OK;
+	}
 	app_signals();
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)

@@ -7,6 +7,10 @@
  * start against the thread's CPU clock: like a real application, an iteration is a fixed
  * amount of work. SPIN_CPU spins until the thread's CPU clock has advanced by the requested
  * time, exact in CPU time whatever the machine does (clock read every ~20 µs).
+ *
+ * A calibration depends on the moment it runs (a vCPU's steal time counts as the thread's CPU
+ * time), so processes calibrated apart may do different work per "ms". Benchmarks that compare
+ * runs give them all one value: APP_SPIN_NS_PER_LOOP (printed by `iowait --calibrate`).
  */
 #include "apps.h"
 
@@ -33,6 +37,20 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+double spin_given_ns_per_loop(void)
+{
+	const char *v = getenv(SPIN_ENV);
+	char *end;
+	double x;
+
+	if (!v || !*v)
+		return 0;
+	x = strtod(v, &end);
+	if (*end || !(x >= 0.01 && x <= 1000))
+		app_usage_fail("%s='%s': expected CPU ns per loop step, 0.01..1000", SPIN_ENV, v);
+	return x;
+}
+
 void spin_init(struct spin *s, enum spin_mode mode)
 {
 	uint64_t t[CALIB_CHUNKS];
@@ -41,6 +59,9 @@ void spin_init(struct spin *s, enum spin_mode mode)
 	s->sink = 1;
 	s->ns_per_loop = 1.0;
 	if (mode != SPIN_WORK)
+		return;
+	s->ns_per_loop = spin_given_ns_per_loop();
+	if (s->ns_per_loop > 0)
 		return;
 	s->sink = spin_steps(CALIB_STEPS, s->sink); /* warm up */
 	for (int i = 0; i < CALIB_CHUNKS; i++) {
