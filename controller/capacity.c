@@ -16,16 +16,18 @@
  * where it was (control_reject() in txn.c; a new target refused for its U step is kept the
  * same way). At once, one transaction at a time, the cap is bisected towards the refused U
  * (control_probe_u_limit()) until the gap is under a point: the job holds the most its nodes
- * admit, not the U it had. The cap is lifted after a back-off (LIMIT_RETRY, doubled per
- * refusal in a row up to LIMIT_RETRY_MAX), so that the job tries again once room may have
- * been freed.
+ * admit, not the U it had. After a back-off (LIMIT_RETRY, doubled per refusal in a row up
+ * to LIMIT_RETRY_MAX) the job tries again (control_retry_u_limit()): one that needs more
+ * bisects up towards what it needs at once, any other has its cap lifted.
  *
  * Who yields. Every job is entitled to U up to its target: targets are admitted so that
  * they fit (change.c), and that is the paper's U = target guarantee. A job may hold more
  * than its target (it is slower than its share) only with room nobody entitled needs: when a
  * job that holds less than its target is refused a rise, jobs on the same CPUs that hold
  * more than their targets give back the difference, down to their targets at most, and the
- * refused job tries again. Between jobs above their targets, the first to take room keeps it.
+ * refused job tries again REVOKE_SETTLE later, by bisecting up at once: before the givers'
+ * own retries (LIMIT_RETRY) or evaluations could take the room back. Between jobs above their
+ * targets, the first to take room keeps it.
  */
 #include "controller.h"
 
@@ -168,8 +170,11 @@ static void limit_retry(struct ctld *d, struct job *jb, mono_ns now)
 		return;
 	jc->retry_at = 0;
 	jc->retries++;
-	if (control_set_u_limit(&jc->loop, 100, now, &dec) == 0)
-		decide_apply(d, jb, &dec, now);
+	if (control_retry_u_limit(&jc->loop, now, &dec) != 0 || !dec.changed)
+		return;
+	log_info("job %s: needs U %.1f %%, capped at %.1f %%: trying %.1f %%", jb->name,
+	         jc->loop.fl.need_u_pct, jc->loop.prev_u_pct, jc->loop.cur_u_pct);
+	decide_apply(d, jb, &dec, now);
 }
 
 /* The two jobs have ranks on one CPU of one node. */

@@ -340,6 +340,13 @@ bool control_u_limit_open(const struct control_job *job);
  * send; a refusal of it narrows the gap from above, control_reject()). Returns 0, or
  * -EAGAIN when there is nothing to probe (the gap is closed then). */
 int control_probe_u_limit(struct control_job *job, mono_ns now, struct control_decision *out);
+/* The daemon's back-off after a refused rise is over. A job that needs more U than its cap
+ * (unreachable below its target) bisects at once between its cap and the U the model says it
+ * needs (+1 point), as control_probe_u_limit() does after a refusal: a decision to send now,
+ * the next steps from control_probe_u_limit(); room freed for it (another job gave U back) is
+ * taken before anyone else's next evaluation can take it. Any other job has its cap lifted
+ * (control_set_u_limit(100): its next evaluation may rise). Returns 0, or -EINVAL. */
+int control_retry_u_limit(struct control_job *job, mono_ns now, struct control_decision *out);
 /* A refused target change that keeps the new target (floating, a U step the nodes have no
  * room for): the constraint goes back as control_reject() does, the target stays, and U is
  * capped at the U in force before the change. */

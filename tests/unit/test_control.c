@@ -674,6 +674,51 @@ static void test_floating_limit_bisect(void **state)
 	control_job_fini(&f.job);
 }
 
+/* Floating: the retry after a back-off. A capped job that needs more U bisects up at once
+ * towards what it needs (not to 100 %: it holds about what it needs when the room is there,
+ * the most the node admits when not); a capped job that needs nothing more has its cap
+ * lifted without a change. */
+static void test_floating_limit_retry(void **state)
+{
+	(void)state;
+	struct control_params p;
+	struct fx f = {.now = SEC};
+	int probes = 0;
+
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 40;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	report(&f, 20); /* needs U 80: refused, capped at 40 */
+	control_reject(&f.job, f.now, &f.d);
+	f.job.fl.u_refused_pct = f.job.fl.u_limit_pct + 0.5; /* the bisection had closed */
+	assert_false(control_u_limit_open(&f.job));
+	report(&f, 20);
+	assert_true(f.job.unreachable);
+	double need = f.job.fl.need_u_pct;
+	assert_true(need > 75 && need < 85);
+	/* room freed up to 95: the retry climbs to about what it needs, no further */
+	assert_int_equal(control_retry_u_limit(&f.job, f.now, &f.d), 0);
+	assert_true(f.d.changed);
+	assert_int_equal(f.d.reason, CONTROL_R_LIMIT);
+	assert_true(f.d.u_pct > 40 && f.d.u_pct <= need + 1.0);
+	while (control_u_limit_open(&f.job)) {
+		assert_true(++probes <= 10);
+		assert_int_equal(control_probe_u_limit(&f.job, f.now, &f.d), 0);
+	}
+	assert_true(f.job.cur_u_pct > need - 1.0 && f.job.cur_u_pct <= need + 1.0);
+
+	/* in band at its cap: the retry lifts the cap, nothing to send */
+	report(&f, 40);
+	assert_false(f.job.unreachable);
+	assert_int_equal(control_retry_u_limit(&f.job, f.now, &f.d), 0);
+	assert_false(f.d.changed);
+	assert_true(f.job.fl.u_limit_pct == 100.0);
+	assert_int_equal(control_retry_u_limit(&f.job, f.now, NULL), -EINVAL);
+	control_job_fini(&f.job);
+}
+
 /* Floating: a period probe runs at the U the model says the target needs, bounded as a step
  * is (at most halving U): a noisy rate history (the slope fit is poor) never sends a probe to
  * the smallest slice. Rates as an MPI job's in CI: e -10.8, -7.4, +10.1, +5.4, +8.3, +11.1,
@@ -859,6 +904,7 @@ int main(void)
 	    cmocka_unit_test(test_floating_evaluation_window),
 	    cmocka_unit_test(test_floating_bounds),
 	    cmocka_unit_test(test_floating_limit_bisect),
+	    cmocka_unit_test(test_floating_limit_retry),
 	    cmocka_unit_test(test_floating_probe_bounded),
 	    cmocka_unit_test(test_params_checked),
 	    cmocka_unit_test(test_random_sequences),
