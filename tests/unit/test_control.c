@@ -577,18 +577,25 @@ static void test_floating_evaluation_window(void **state)
 	control_job_fini(&f.job);
 }
 
+/* A floating job at target 40, eps 2, one period per evaluation. */
+static void floating_at_40(struct fx *f)
+{
+	struct control_params p;
+
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 40;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f->job, &p, f->now, &f->d), 0);
+}
+
 /* Floating: a refused rise caps U where it was; the admission limit cuts U at once; the
  * floor lifts the period at once. */
 static void test_floating_bounds(void **state)
 {
 	(void)state;
-	struct control_params p;
 	struct fx f = {.now = SEC};
-	params(&p, CONTROL_ALGO_FLOATING, 1);
-	p.target_pct = 40;
-	p.epsilon_pct = 2;
-	p.eval_periods = 1;
-	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	floating_at_40(&f);
 	report(&f, 20); /* needs more: U 40 -> 80 */
 	assert_true(fabs(f.d.u_pct - 80) < 1e-6);
 	control_reject(&f.job, f.now, &f.d);
@@ -626,11 +633,7 @@ static void test_floating_limit_bisect(void **state)
 	double room = 61.0; /* what the node admits */
 	int probes = 0;
 
-	params(&p, CONTROL_ALGO_FLOATING, 1);
-	p.target_pct = 40;
-	p.epsilon_pct = 2;
-	p.eval_periods = 1;
-	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	floating_at_40(&f);
 	assert_false(control_u_limit_open(&f.job));
 	assert_int_equal(control_probe_u_limit(&f.job, f.now, &f.d), -EAGAIN);
 	report(&f, 20); /* needs U 80: refused */
@@ -681,15 +684,10 @@ static void test_floating_limit_bisect(void **state)
 static void test_floating_limit_retry(void **state)
 {
 	(void)state;
-	struct control_params p;
 	struct fx f = {.now = SEC};
 	int probes = 0;
 
-	params(&p, CONTROL_ALGO_FLOATING, 1);
-	p.target_pct = 40;
-	p.epsilon_pct = 2;
-	p.eval_periods = 1;
-	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	floating_at_40(&f);
 	report(&f, 20); /* needs U 80: refused, capped at 40 */
 	control_reject(&f.job, f.now, &f.d);
 	f.job.fl.u_refused_pct = f.job.fl.u_limit_pct + 0.5; /* the bisection had closed */
