@@ -402,6 +402,9 @@ void control_floating_bounds(struct control_job *job, enum control_reason why, m
 void control_floating_rejected(struct control_job *job, double refused_u_pct);
 /* U for a first constraint at the target: the target, within the floating bounds. */
 double control_start_u(const struct control_job *job);
+/* For control_retry_u_limit(): a capped job that needs more U than its cap gets the U it needs
+ * (+1 point) as the bisection's upper end; false when there is nothing to bisect. */
+bool control_floating_reopen_limit(struct control_job *job);
 /* In the dead band (held, not stepped) on the last evaluation. */
 bool control_floating_inband(const struct control_job *job);
 

@@ -533,6 +533,15 @@ int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
 	return 0;
 }
 
+int control_retry_u_limit(struct control_job *job, mono_ns now, struct control_decision *out)
+{
+	if (!job || !out)
+		return -EINVAL;
+	if (control_floating_reopen_limit(job))
+		return control_probe_u_limit(job, now, out);
+	return control_set_u_limit(job, 100, now, out);
+}
+
 void control_restart_round(struct control_job *job, mono_ns at)
 {
 	job->gen_start = at;

@@ -565,22 +565,19 @@ int control_probe_u_limit(struct control_job *job, mono_ns now, struct control_d
 	return 0;
 }
 
-int control_retry_u_limit(struct control_job *job, mono_ns now, struct control_decision *out)
+bool control_floating_reopen_limit(struct control_job *job)
 {
 	struct control_float *f = &job->fl;
 	double want = f->need_u_pct;
 
-	if (!out)
-		return -EINVAL;
-	if (job->p.algo == CONTROL_ALGO_FLOATING && job->unreachable && isfinite(want) &&
-	    job->cur_u_pct >= f->u_limit_pct - U_STEP_MIN) {
-		want = fmin(fmin(want, job->p.u_max_pct) + BISECT_GAP, 100.0);
-		if (want - f->u_limit_pct > BISECT_GAP) {
-			f->u_refused_pct = want; /* the bisection's upper end: what it needs */
-			return control_probe_u_limit(job, now, out);
-		}
-	}
-	return control_set_u_limit(job, 100, now, out);
+	if (job->p.algo != CONTROL_ALGO_FLOATING || !job->unreachable || !isfinite(want) ||
+	    job->cur_u_pct < f->u_limit_pct - U_STEP_MIN)
+		return false;
+	want = fmin(fmin(want, job->p.u_max_pct) + BISECT_GAP, 100.0);
+	if (want - f->u_limit_pct <= BISECT_GAP)
+		return false;
+	f->u_refused_pct = want; /* the bisection's upper end: what it needs */
+	return true;
 }
 
 double control_start_u(const struct control_job *job)
