@@ -140,6 +140,12 @@ static double dead_band(const struct control_job *job)
 	return clamp(2.0 * job->fl.noise_pct, 0.3 * eps, eps);
 }
 
+/* The period U is held at: the search's best while a probe runs, else the current one. */
+static mono_ns held_period(const struct control_job *job)
+{
+	return job->fl.search == CONTROL_FS_PROBE ? job->fl.best_period : job->period_ns;
+}
+
 /* A new constraint: the fit points and the noise pairing belong to the old one. */
 static void apply(struct control_job *job, mono_ns period, double u, mono_ns now,
                   enum control_reason why, struct control_decision *out)
@@ -479,12 +485,9 @@ void control_floating_bounds(struct control_job *job, enum control_reason why, m
 {
 	struct control_float *f = &job->fl;
 	double u = fmin(job->cur_u_pct, u_hi(job));
-	mono_ns period = job->period_ns;
+	mono_ns period = held_period(job);
 
-	if (f->search == CONTROL_FS_PROBE) {
-		f->search = CONTROL_FS_NONE;
-		period = f->best_period;
-	}
+	f->search = CONTROL_FS_NONE;
 	if (why == CONTROL_R_FLOOR)
 		f->searched = false;
 	if (period < control_min_period(job, u)) {
@@ -517,7 +520,7 @@ int control_on_silence(struct control_job *job, mono_ns now, struct control_deci
 	    job->target_pct <= 0)
 		return -EAGAIN;
 
-	mono_ns period = f->search == CONTROL_FS_PROBE ? f->best_period : job->period_ns;
+	mono_ns period = held_period(job);
 	double u = job->target_pct;
 
 	if (period < control_min_period(job, u))
@@ -551,7 +554,7 @@ int control_probe_u_limit(struct control_job *job, mono_ns now, struct control_d
 	if (!out || !control_u_limit_open(job))
 		return -EAGAIN;
 
-	mono_ns period = f->search == CONTROL_FS_PROBE ? f->best_period : job->period_ns;
+	mono_ns period = held_period(job);
 
 	f->u_limit_pct = (f->u_limit_pct + f->u_refused_pct) / 2;
 	u = u_fit(job, period, f->u_limit_pct);

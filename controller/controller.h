@@ -389,6 +389,9 @@ struct ctld {
 	uint64_t state_writes; /* state files written (counted for tests) */
 	struct replies replies;
 	mono_ns dash_at; /* next dashboard frame (-d) */
+	/* silence.c: when the jobs were last looked at, and when next (the earliest a job can
+	 * become silent; a scan of every rank, so not on every turn) */
+	mono_ns silence_scan, silence_due;
 	uint64_t bad_msgs;
 	struct cs_plan plan;
 	struct auth auth;

@@ -10,15 +10,17 @@
 
 #include "log.h"
 
-/* A job whose U silence could lift: floating, past calibration, below its target, no
- * transaction open, not yet tried at this constraint. */
+#define TXN_RECHECK (1 * NSEC_PER_SEC) /* a silent job with a transaction open: again then */
+
+/* A job whose U silence could lift: floating, past calibration, below its target, not yet
+ * tried at this constraint. */
 static bool candidate(const struct job *jb)
 {
 	const struct control_job *cj = &jb->control.loop;
 
 	return cj->p.algo == CONTROL_ALGO_FLOATING && cj->state != CONTROL_CALIBRATING &&
 	       jb->control.target_pct > 0 && cj->cur_u_pct < jb->control.target_pct &&
-	       !jb->txn.active && jb->control.silence_gen != cj->gen;
+	       jb->control.silence_gen != cj->gen;
 }
 
 /* When the whole job is silent: every rank that has reported is, and the constraint is
@@ -39,38 +41,55 @@ static mono_ns job_silent_at(const struct job *jb, mono_ns *last)
 	return *last ? at : 0;
 }
 
+/* Lifts U for the job silent since `last`; once per constraint whatever the answer. */
+static void rescue(struct ctld *d, struct job *jb, mono_ns last, mono_ns now)
+{
+	struct control_job *cj = &jb->control.loop;
+	struct control_decision dec;
+	double u = cj->cur_u_pct;
+	int rc = control_on_silence(cj, now, &dec);
+
+	jb->control.silence_gen = cj->gen; /* the new generation when it acted */
+	if (rc != 0)
+		return;
+	log_info("job %s: no progress report for %.0f s at U %.2f %%: U raised to %.1f %% "
+	         "(its target)",
+	         jb->name, (double)(now - last) / NSEC_PER_SEC, u, cj->cur_u_pct);
+	decide_apply(d, jb, &dec, now);
+}
+
+/*
+ * Scans every job's ranks only when one may be due: at the earliest silent time the last
+ * scan found, and at least every RANK_SILENT_MIN_NS. That is exact: what happens between
+ * scans only makes a job due RANK_SILENT_MIN_NS after it or later (a report moves its rank's
+ * time later; a new constraint or a first report starts the minimum again).
+ */
 void silence_tick(struct ctld *d, mono_ns now)
 {
+	mono_ns next = now + RANK_SILENT_MIN_NS;
+
+	if (d->silence_scan && mono_before(now, d->silence_due))
+		return;
+	d->silence_scan = now;
 	for (int j = 0; j < d->njobs; j++) {
 		struct job *jb = d->jobs[j];
-		struct control_job *cj = &jb->control.loop;
-		struct control_decision dec;
 		mono_ns at, last;
 
-		if (!candidate(jb) || !(at = job_silent_at(jb, &last)) || mono_before(now, at))
+		if (!candidate(jb) || !(at = job_silent_at(jb, &last)))
 			continue;
-		jb->control.silence_gen = cj->gen;
-		double u = cj->cur_u_pct;
-		if (control_on_silence(cj, now, &dec) != 0)
+		if (mono_before(now, at) || jb->txn.active) {
+			at = mono_before(now, at) ? at : now + TXN_RECHECK;
+			next = mono_before(at, next) ? at : next;
 			continue;
-		log_info("job %s: no progress report for %.0f s at U %.2f %%: U raised to %.1f %% "
-		         "(its target)",
-		         jb->name, (double)(now - last) / NSEC_PER_SEC, u, cj->cur_u_pct);
-		jb->control.silence_gen = cj->gen;
-		decide_apply(d, jb, &dec, now);
+		}
+		rescue(d, jb, last, now);
 	}
+	d->silence_due = next;
 }
 
 mono_ns silence_next(const struct ctld *d)
 {
-	mono_ns next = 0;
-
-	for (int j = 0; j < d->njobs; j++) {
-		mono_ns t, last;
-		if (!candidate(d->jobs[j]) || !(t = job_silent_at(d->jobs[j], &last)))
-			continue;
-		if (next == 0 || mono_before(t, next))
-			next = t;
-	}
-	return next;
+	if (d->njobs == 0)
+		return 0;
+	return d->silence_scan ? d->silence_due : 1; /* never scanned: due now */
 }
