@@ -17,7 +17,10 @@
 # both CPUs, agent, controller (epsilon EPS, 2), two jobs A and B of the shape at once,
 # targets (A, B) in phases of PHASE_S (90) s: (20, 45) (45, 20) (70, 20) (20, 70).
 # With EXT_LOAD=1 the runs are made again for the algorithm "floating" with a CFS load on
-# both CPUs (stress-ng --cpu 2, nice 0), named "floating+load".
+# both CPUs (stress-ng --cpu 2, nice 0), named "floating+load". With COSCHED=1 they are made
+# again for "floating" in the controller's co-scheduling mode (coschedule = true, frame
+# 100 ms, slot COSCHED_SLOT, 1ms: a job's ranks run in the same slots, U moves in whole
+# slots), named "floating+cosched".
 #
 # Judged per job and phase from the application's stamps (rank 0's iteration ends; for mem
 # the slower rank's): the rate over a sliding window of WIN_S (5) s, every second (the
@@ -172,6 +175,8 @@ one_run() { # SHAPE ALGO RMAX NAME
 	rt_lock "$LOCK_WAIT"
 	RUN=$(mktemp -d /tmp/vsched-shapes.XXXXXX)
 	trap 'f7_cleanup; rm -rf "$RUN"' EXIT
+	[ "${algo#*+}" != cosched ] ||
+		F7_CTL_EXTRA="coschedule = true; frame = \"100ms\"; slot = \"${COSCHED_SLOT:-1ms}\";"
 	f7_start_daemons
 	if [ -n "${LOAD:-}" ]; then
 		stress-ng --cpu 2 --timeout "$((total + 30))s" >/dev/null 2>&1 &
@@ -183,7 +188,7 @@ one_run() { # SHAPE ALGO RMAX NAME
 	for j in A B; do
 		f7_wait 30 sh -c "'$BIN/vschedctl' -C 'ipc://$RUN/admin.sock' job list --json | jq -e '.[] | select(.name == \"$j\" and .ranks == 2)'" ||
 			f7_die "$name: job $j: 2 ranks not seen"
-		actl job set "$j" --rmax "$(report_rmax "$shape" "$rmax")" --algorithm "${algo%+load}" \
+		actl job set "$j" --rmax "$(report_rmax "$shape" "$rmax")" --algorithm "${algo%+*}" \
 			--epsilon "$EPS" >/dev/null
 		sampler "$j" &
 		F7_PIDS+=("$!")
@@ -356,6 +361,7 @@ for shape in $SHAPES; do
 	f7_log "$shape: R_max $rmax it/s"
 	runs=$ALGOS
 	[ -n "${EXT_LOAD:-}" ] && runs="$runs floating+load"
+	[ -n "${COSCHED:-}" ] && runs="$runs floating+cosched"
 	for algo in $runs; do
 		f7_log "$shape / $algo"
 		LOAD=$([ "${algo#*+}" = load ] && echo 1 || true) OUT_ONE=$OUT \

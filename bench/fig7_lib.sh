@@ -116,6 +116,8 @@ ack_timeout = "2s";
 round_timeout = "3s";
 apply_latency = "5ms";
 EOF
+	# F7_CTL_EXTRA: more controller settings (libconfig lines), e.g. co-scheduling mode
+	[ -z "${F7_CTL_EXTRA:-}" ] || printf '%s\n' "$F7_CTL_EXTRA" >>"$RUN/controller.conf"
 	"$F7_BIN/vsched-controller" -f -v -c "$RUN/controller.conf" -A 'tcp://127.0.0.1:*' \
 		-a "ipc://$RUN/admin.sock" -S "$RUN/controller.state" >"$RUN/controller.log" 2>&1 &
 	F7_PIDS+=("$!")
