@@ -194,11 +194,19 @@ one_run() { # SHAPE ALGO RMAX NAME
 		F7_PIDS+=("$!")
 	done
 	: >"$RUN/phases.tsv"
+	local prev_b=0 first second
 	for k in "${!PHASES[@]}"; do
 		read -r ta tb <<<"${PHASES[k]}"
 		printf '%s\t%s\t%s\t%s\n' "$k" "$(mono_now)" "$ta" "$tb" >>"$RUN/phases.tsv"
-		actl rate A "$ta" >/dev/null 2>&1 || f7_log "$name: rate A $ta refused: $(actl rate A "$ta" 2>&1)"
-		actl rate B "$tb" >/dev/null 2>&1 || f7_log "$name: rate B $tb refused: $(actl rate B "$tb" 2>&1)"
+		# the job whose target falls first, as an administrator would: its room is freed
+		# before the other asks for more
+		first="A $ta" second="B $tb"
+		[ "$tb" -ge "$prev_b" ] || { first="B $tb" second="A $ta"; }
+		prev_b=$tb
+		for j in "$first" "$second"; do
+			# shellcheck disable=SC2086 # "JOB PERCENT"
+			actl rate $j >/dev/null 2>&1 || f7_log "$name: rate $j refused: $(actl rate $j 2>&1)"
+		done
 		sleep "$PHASE_S"
 	done
 	printf '%s\t%s\t-\t-\n' end "$(mono_now)" >>"$RUN/phases.tsv"
