@@ -199,6 +199,7 @@ struct control_float {
 	struct control_fpoint pts[CONTROL_FPTS]; /* evaluations at the current period (ring) */
 	uint32_t npts, pts_pos;
 	double noise_pct;    /* s.d. of one evaluation's rate, points */
+	uint32_t noise_n;    /* measured pairs in noise_pct (besides the configured guess) */
 	double prev_e;       /* previous evaluation's error at this constraint and target (NAN) */
 	uint32_t win_mult;   /* evaluation length multiplier, 1..: doubled while noisy */
 	uint32_t settled;    /* consecutive evaluations inside the dead band */

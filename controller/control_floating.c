@@ -76,6 +76,8 @@
 #define BISECT_GAP 1.0   /* points of U: a refused rise is bisected down to this gap */
 #define UNSETTLED  6     /* U steps at one period after which the period search starts anyway */
 #define PROBE_MAX  4     /* evaluations a probe (and the search's start) is judged on, at most */
+#define NOISE_W    0.2   /* the noise estimate's weight of a new pair, once it has 4 */
+#define NOISE_PAIRS 2    /* measured pairs before the period search starts from a settled U */
 
 void control_floating_init(struct control_job *job)
 {
@@ -190,7 +192,9 @@ static void fit_slope(struct control_float *f)
 }
 
 /* s.d. of one evaluation from successive ones at the same constraint; the evaluation length
- * follows it (see the top of the file). */
+ * follows it (see the top of the file). The configured guess counts as one pair: the first
+ * measured pairs weigh 1/2, 1/3, 1/4, then NOISE_W each (a guess of 0.5 points took 9 pairs
+ * to reach half of a 1:5 bsp's measured 5 points with NOISE_W alone). */
 static void learn_noise(struct control_job *job, double e)
 {
 	struct control_float *f = &job->fl;
@@ -198,7 +202,8 @@ static void learn_noise(struct control_job *job, double e)
 
 	if (!isnan(f->prev_e)) {
 		double d = e - f->prev_e;
-		f->noise_pct = sqrt(0.8 * f->noise_pct * f->noise_pct + 0.2 * d * d / 2);
+		double w = fmax(NOISE_W, 1.0 / (double)(++f->noise_n + 1));
+		f->noise_pct = sqrt((1 - w) * f->noise_pct * f->noise_pct + w * d * d / 2);
 		if (f->noise_pct > eps / 3 && control_floating_eval_len(job) < job->p.eval_max_ns) {
 			f->win_mult *= 2;
 			f->noise_pct /= M_SQRT2;
@@ -454,7 +459,8 @@ static bool search_feed(struct control_job *job, double r, mono_ns now,
 /* ---- entry points ---------------------------------------------------------------------- */
 
 /* U holds (in the dead band, or a step too small to send); after two such evaluations in a
- * row the period search starts, once. */
+ * row, and NOISE_PAIRS measured pairs in the noise estimate the search is judged with, the
+ * period search starts, once. */
 static void hold(struct control_job *job, double r, mono_ns now, struct control_decision *out)
 {
 	struct control_float *f = &job->fl;
@@ -462,7 +468,7 @@ static void hold(struct control_job *job, double r, mono_ns now, struct control_
 	f->settled++;
 	f->need_u_pct = NAN;
 	job->unreachable = false;
-	if (f->settled >= 2 && !f->searched) {
+	if (f->settled >= 2 && !f->searched && f->noise_n >= NOISE_PAIRS) {
 		search_start(job, r, now, out);
 		return;
 	}
