@@ -334,11 +334,14 @@ static mono_ns next_period(const struct control_job *job, mono_ns p, int dir)
 }
 
 /* Evaluations a probe is judged on: a period counts as better when the U it needs is lower
- * by the dead band's worth, and the difference of two means of n evaluations of s.d. sigma
- * has s.d. sigma sqrt(2/n); n = 5.4 (sigma/db)^2 puts the dead band at 1.65 of that s.d.
- * (noise alone makes a period look better with probability < 5 %), within [1, PROBE_MAX].
- * A noisy job's probe of one evaluation was a coin toss (measured: a 1:5 bsp's 100 ms probe
- * read e = -5.2 against -1.5 at 200 ms on one evaluation each). */
+ * by the dead band's worth, and the difference of two means of n independent evaluations of
+ * s.d. sigma has s.d. sigma sqrt(2/n); n = 5.4 (sigma/db)^2 puts the dead band at 1.65 of
+ * that s.d. (5 % false "better" for independent noise), within [1, PROBE_MAX]. A noisy job's
+ * probe of one evaluation was a coin toss (a 1:5 bsp's 100 ms probe read e = -5.2 against
+ * -1.5 at 200 ms, one evaluation each). Evaluations are not independent (an iteration's
+ * phase against the slice carries over): on the simulator with 5 % iteration noise, a pure
+ * compute job's search still leaves the initial period for no gain in 9 of 40 seeds (13 of
+ * 40 on one evaluation; bench/RESULTS.md). */
 static uint32_t probe_evals(const struct control_job *job)
 {
 	double q = job->fl.noise_pct / dead_band(job);
