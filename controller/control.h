@@ -199,6 +199,7 @@ struct control_float {
 	struct control_fpoint pts[CONTROL_FPTS]; /* evaluations at the current period (ring) */
 	uint32_t npts, pts_pos;
 	double noise_pct;    /* s.d. of one evaluation's rate, points */
+	uint32_t noise_n;    /* measured pairs in noise_pct (besides the configured guess) */
 	double prev_e;       /* previous evaluation's error at this constraint and target (NAN) */
 	uint32_t win_mult;   /* evaluation length multiplier, 1..: doubled while noisy */
 	uint32_t settled;    /* consecutive evaluations inside the dead band */
@@ -211,6 +212,8 @@ struct control_float {
 	bool improved;       /* a probe of this search beat the start */
 	mono_ns best_period; /* the search's best period so far and the U it needs */
 	double best_u;
+	uint32_t probe_n;  /* evaluations of the running probe so far ... */
+	double probe_sum;  /* ... and the sum of their rates (the probe is judged on the mean) */
 };
 
 /* One job's controller state. Owned by the caller; initialise with control_job_init(),

@@ -38,7 +38,8 @@
  * [floor, initial_period]. Each probe runs at the U the best period so far needs, so the rate stays
  * near the target while it searches. The search ends at the period that needs the least U (the best
  * measured efficiency), with that U; a tie keeps the coarser period (less overhead, fewer deadline
- * misses). Done once per job, again after the nodes' floor moved.
+ * misses). Done once per job, again after the nodes' floor moved. A probe, and the start, are
+ * judged on the mean of probe_evals() evaluations (1 to PROBE_MAX, from the noise).
  *
  * Co-scheduling (u_slot_ns set): a job holds whole slots of the frame, so U moves in steps
  * of one slot at the period (the sub-frame): every U above is rounded to the nearest whole
@@ -74,6 +75,9 @@
 #define NEED_MAX   999.0 /* shown need: "more than a CPU" beyond 100 */
 #define BISECT_GAP 1.0   /* points of U: a refused rise is bisected down to this gap */
 #define UNSETTLED  6     /* U steps at one period after which the period search starts anyway */
+#define PROBE_MAX  4     /* evaluations a probe (and the search's start) is judged on, at most */
+#define NOISE_W    0.2   /* the noise estimate's weight of a new pair, once it has 4 */
+#define NOISE_PAIRS 2    /* measured pairs before the period search starts from a settled U */
 
 void control_floating_init(struct control_job *job)
 {
@@ -188,7 +192,9 @@ static void fit_slope(struct control_float *f)
 }
 
 /* s.d. of one evaluation from successive ones at the same constraint; the evaluation length
- * follows it (see the top of the file). */
+ * follows it (see the top of the file). The configured guess counts as one pair: the first
+ * measured pairs weigh 1/2, 1/3, 1/4, then NOISE_W each (a guess of 0.5 points took 9 pairs
+ * to reach half of a 1:5 bsp's measured 5 points with NOISE_W alone). */
 static void learn_noise(struct control_job *job, double e)
 {
 	struct control_float *f = &job->fl;
@@ -196,7 +202,8 @@ static void learn_noise(struct control_job *job, double e)
 
 	if (!isnan(f->prev_e)) {
 		double d = e - f->prev_e;
-		f->noise_pct = sqrt(0.8 * f->noise_pct * f->noise_pct + 0.2 * d * d / 2);
+		double w = fmax(NOISE_W, 1.0 / (double)(++f->noise_n + 1));
+		f->noise_pct = sqrt((1 - w) * f->noise_pct * f->noise_pct + w * d * d / 2);
 		if (f->noise_pct > eps / 3 && control_floating_eval_len(job) < job->p.eval_max_ns) {
 			f->win_mult *= 2;
 			f->noise_pct /= M_SQRT2;
@@ -326,6 +333,39 @@ static mono_ns next_period(const struct control_job *job, mono_ns p, int dir)
 	return n;
 }
 
+/* Evaluations a probe is judged on: a period counts as better when the U it needs is lower
+ * by the dead band's worth, and the difference of two means of n independent evaluations of
+ * s.d. sigma has s.d. sigma sqrt(2/n); n = 5.4 (sigma/db)^2 puts the dead band at 1.65 of
+ * that s.d. (5 % false "better" for independent noise), within [1, PROBE_MAX]. A noisy job's
+ * probe of one evaluation was a coin toss (a 1:5 bsp's 100 ms probe read e = -5.2 against
+ * -1.5 at 200 ms, one evaluation each). Evaluations are not independent (an iteration's
+ * phase against the slice carries over): on the simulator with 5 % iteration noise, a pure
+ * compute job's search still leaves the initial period for no gain in 9 of 40 seeds (13 of
+ * 40 on one evaluation; bench/RESULTS.md). */
+static uint32_t probe_evals(const struct control_job *job)
+{
+	double q = job->fl.noise_pct / dead_band(job);
+	return (uint32_t)clamp(ceil(5.4 * q * q - 1e-9), 1, PROBE_MAX);
+}
+
+/* The mean rate of the newest evaluations at the current U (at most probe_evals() of them;
+ * at least the newest, r): what the search's start is judged on. */
+static double mean_rate_at_u(const struct control_job *job, double r)
+{
+	const struct control_float *f = &job->fl;
+	uint32_t n = 0, want = probe_evals(job);
+	double sum = 0;
+
+	for (uint32_t k = 0; k < f->npts && n < want; k++, n++) {
+		const struct control_fpoint *p =
+		    &f->pts[(f->pts_pos + CONTROL_FPTS - 1 - k) % CONTROL_FPTS];
+		if (fabs(p->u - job->cur_u_pct) > 1e-9)
+			break;
+		sum += p->r;
+	}
+	return n ? sum / n : r;
+}
+
 /* Measures period at the U the best period needs, so the rate stays near the target. */
 static void probe(struct control_job *job, mono_ns period, mono_ns now,
                   struct control_decision *out)
@@ -333,6 +373,8 @@ static void probe(struct control_job *job, mono_ns period, mono_ns now,
 	double u = u_fit(job, period, job->fl.best_u);
 
 	job->fl.search = CONTROL_FS_PROBE;
+	job->fl.probe_n = 0;
+	job->fl.probe_sum = 0;
 	apply(job, period, u, now, CONTROL_R_PROBE, out);
 }
 
@@ -359,7 +401,7 @@ static void search_start(struct control_job *job, double r, mono_ns now,
 	mono_ns n;
 
 	f->best_period = job->period_ns;
-	f->best_u = u_need(job, r);
+	f->best_u = u_need(job, mean_rate_at_u(job, r));
 	f->improved = false;
 	f->dir = -1;
 	n = next_period(job, job->period_ns, -1);
@@ -375,16 +417,29 @@ static void search_start(struct control_job *job, double r, mono_ns now,
 	probe(job, n, now, out);
 }
 
-/* A probe's evaluation (rate r): a period is better when it needs less U for the target, by
- * more than the dead band's worth of U. Returns false when the search ended at this period
- * (the caller evaluates r as usual). */
+/* A probe's evaluation (rate r): once probe_evals() of them are in (fewer when their mean is
+ * already clearly worse: by two of its s.d.s), a period is better when the mean of their
+ * rates needs less U for the target, by more than the dead band's worth of U. Returns false
+ * when the search ended at this period (the caller evaluates r as usual). */
 static bool search_feed(struct control_job *job, double r, mono_ns now,
                         struct control_decision *out)
 {
 	struct control_float *f = &job->fl;
-	double need = u_need(job, r);
-	double margin = dead_band(job) / slope_at(job, job->cur_u_pct, r);
 	mono_ns n;
+
+	f->probe_sum += r;
+	f->probe_n++;
+	r = f->probe_sum / f->probe_n;
+	double s = slope_at(job, job->cur_u_pct, r);
+	double need = u_need(job, r);
+	double margin = dead_band(job) / s;
+	double sd = job->fl.noise_pct * sqrt(2.0 / f->probe_n) / s; /* of need - best_u */
+
+	/* more evaluations at the same constraint, unless the period is already clearly worse */
+	if (f->probe_n < probe_evals(job) && need < f->best_u - margin + 2 * sd) {
+		control_keep(job, CONTROL_R_PROBE, out);
+		return true;
+	}
 
 	if (need < f->best_u - margin) {
 		f->best_period = job->period_ns;
@@ -407,7 +462,8 @@ static bool search_feed(struct control_job *job, double r, mono_ns now,
 /* ---- entry points ---------------------------------------------------------------------- */
 
 /* U holds (in the dead band, or a step too small to send); after two such evaluations in a
- * row the period search starts, once. */
+ * row, and NOISE_PAIRS measured pairs in the noise estimate the search is judged with, the
+ * period search starts, once. */
 static void hold(struct control_job *job, double r, mono_ns now, struct control_decision *out)
 {
 	struct control_float *f = &job->fl;
@@ -415,7 +471,7 @@ static void hold(struct control_job *job, double r, mono_ns now, struct control_
 	f->settled++;
 	f->need_u_pct = NAN;
 	job->unreachable = false;
-	if (f->settled >= 2 && !f->searched) {
+	if (f->settled >= 2 && !f->searched && f->noise_n >= NOISE_PAIRS) {
 		search_start(job, r, now, out);
 		return;
 	}
