@@ -61,7 +61,9 @@ static int target_check(struct job *jb, double pct, mono_ns now, struct control_
 }
 
 /* Coschedule: 0 when the plan has room for the target, else -ENOSPC, logged, with the
- * reason in why and in the job's state (job show); nothing else changes. */
+ * reason in why and in the job's state (job show); nothing else changes. A lower target
+ * only frees room: never refused (its U follows the control loop, and the plan gives what
+ * it can). */
 static int target_room(struct ctld *d, int j, double pct, mono_ns now, char *why, size_t whylen)
 {
 	struct job *jb = d->jobs[j];
@@ -70,6 +72,8 @@ static int target_room(struct ctld *d, int j, double pct, mono_ns now, char *why
 
 	if (!isfinite(pct) || pct <= 0 || pct > 100 || jb->txn.active)
 		return 0; /* target_check says why */
+	if (jb->control.target_pct > 0 && pct <= jb->control.target_pct)
+		return 0;
 	rc = cosched_room(d, j, pct, now, tmp, sizeof(tmp));
 	if (rc == 0)
 		return 0;

@@ -25,8 +25,10 @@
  * planned windows differ from the committed ones are pushed together (cospush.c: steps in
  * an order in which each fits, then each job's transaction, txn.c: applied on every node
  * of the job or on none); a job whose windows are refused keeps its previous ones and is
- * tried again 5 s later. A target change re-plans at once; a target the plan has no room
- * for is refused (cosched_room) and the plan made again without it.
+ * tried again 5 s later. A target change re-plans at once; a higher target the plan has no
+ * room for beside the other jobs' targets is refused (cosched_room) and the plan made again
+ * without it; a lower one is never refused (change.c). When the plan is short, jobs above
+ * their targets yield to jobs short of theirs (plan_yield).
  *
  * Granularity: the control loop still searches the period per job (docs/control.md);
  * here its period p maps to k = round(T / p) in [1, 8] "windows per frame", and the plan
@@ -171,14 +173,20 @@ struct build {
 	double over_u;
 };
 
-/* The utilisation job j is planned with in this build, 0: not planned. */
+/* The utilisation job j is planned with in this build, 0: not planned. A trial
+ * (cosched_room) admits targets: every other job with a target is planned at it, the share
+ * it is entitled to (a floating job above its target yields, one below may rise to it). */
 static double build_util(const struct ctld *d, const struct build *b, int j)
 {
 	const struct job *jb = d->jobs[j];
+	double u;
 
 	if (j == b->over - 1)
 		return jb->control.loop.state == CONTROL_CALIBRATING ? 0 : b->over_u;
-	return job_util(jb);
+	u = job_util(jb);
+	if (b->over && u > 0 && jb->control.target_pct > 0)
+		return jb->control.target_pct / 100.0;
+	return u;
 }
 
 static void *zalloc(size_t n, size_t size)
@@ -357,8 +365,9 @@ static void build_adopt(struct ctld *d, struct build *b, mono_ns now)
 	b->table = NULL;
 }
 
-/* A floating job the plan cannot give its U: its loop holds what the plan gives (the
- * capacity back-off lifts the cap later, capacity.c). */
+/* A floating job the plan cannot give its U (the nodes are full, or it yields above its
+ * target): its loop holds what the plan gives (the capacity back-off lifts the cap later,
+ * capacity.c). */
 static bool limit_to_plan(struct job *jb, uint32_t got, uint32_t need)
 {
 	struct control_job *cj = &jb->control.loop;
@@ -380,6 +389,7 @@ static void build_assign(struct ctld *d, const struct build *b, mono_ns now)
 		struct job *jb = d->jobs[j];
 		struct job_plan *jp = &jb->plan;
 		const struct coplan_job *c = b->jmap[j] >= 0 ? &b->cj[b->jmap[j]] : NULL;
+		uint32_t full;
 
 		if (c == NULL) {
 			jp->nwin = 0;
@@ -394,12 +404,17 @@ static void build_assign(struct ctld *d, const struct build *b, mono_ns now)
 		memcpy(jp->win, c->win, c->nwin * sizeof(c->win[0]));
 		if (!windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win))
 			jp->push_at = now; /* due */
-		if (c->got < c->need) {
+		full = fit_need(job_util(jb), p->res.slots);
+		if (c->got < c->need)
 			log_warnx("job %s: %u of the %u slots it needs per %s: the nodes are full",
 			          jb->name, c->got, c->need, p->res.k > 1 ? "sub-frame" : "frame");
-			if (limit_to_plan(jb, c->got, c->need))
-				plan_changed(d); /* again, with the U it can have */
-		}
+		else if (c->got < full)
+			log_info("job %s: above its target, yields %u of its %u slots per %s to "
+			         "jobs below theirs",
+			         jb->name, full - c->got, full,
+			         p->res.k > 1 ? "sub-frame" : "frame");
+		if (c->got < full && limit_to_plan(jb, c->got, full))
+			plan_changed(d); /* again, with the U it can have */
 		if (c->merged)
 			log_info("job %s: more than %d windows: closest merged (its slots may move "
 			         "inside the merged spans)",
@@ -492,8 +507,52 @@ static int plan_with_cpus(struct build *b, struct fit_problem *pb, const struct 
 	return rc;
 }
 
-/* Phases 1-2 and the plan into b and res. Returns coplan_make's result; -ENOENT: no job
- * to plan. */
+/* The slots of n plan row x is entitled to: its need, at most its target's (none, or a
+ * trial's job: its need). */
+static uint32_t entitled(const struct ctld *d, const struct build *b, uint32_t x, uint32_t n)
+{
+	const struct job *jb = d->jobs[b->jidx[x]];
+	uint32_t need = fit_need(b->fj[x].util, n), t;
+
+	if (!(jb->control.target_pct > 0) || b->jidx[x] == b->over - 1)
+		return need;
+	t = fit_need(jb->control.target_pct / 100.0, n);
+	return need < t ? need : t;
+}
+
+/*
+ * Jobs above their targets yield (docs/control.md "Who yields"): when the plan in res
+ * leaves jobs short of what they are entitled to, the jobs planned above their entitlement
+ * are planned with less, by the slots the others are short of (all: down to their
+ * entitlement), never below it. Returns true when some job's share was lowered: plan again.
+ */
+static bool plan_yield(const struct ctld *d, struct build *b, const struct coplan_result *res,
+                       bool all)
+{
+	uint32_t n = res->slots, short_of = 0;
+	bool lowered = false;
+
+	for (uint32_t x = 0; x < b->nj; x++) {
+		uint32_t own = entitled(d, b, x, n);
+		if (b->cj[x].got < own)
+			short_of += own - b->cj[x].got;
+	}
+	for (uint32_t x = 0; x < b->nj && short_of > 0; x++) {
+		uint32_t need = fit_need(b->fj[x].util, n), own = entitled(d, b, x, n), give;
+
+		if (need <= own)
+			continue;
+		give = all || need - own < short_of ? need - own : short_of;
+		b->fj[x].util = (double)(need - give) / n;
+		if (!all)
+			short_of -= give;
+		lowered = true;
+	}
+	return lowered;
+}
+
+/* Phases 1-2 and the plan into b and res; jobs above their targets yield to those short
+ * of theirs (plan_yield). Returns coplan_make's result; -ENOENT: no job to plan. */
 static int build_plan(struct ctld *d, struct build *b, mono_ns now, struct coplan_result *res)
 {
 	const struct ctld_cosched *cs = &d->cfg.cs;
@@ -514,6 +573,10 @@ static int build_plan(struct ctld *d, struct build *b, mono_ns now, struct copla
 	                         .pairing = cs->pairing,
 	                         .place_cpus = b->pcpus};
 	rc = coplan_make(&pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table, b->cj, res);
+	for (int all = 0; all < 2 && rc == 0 && !res->complete; all++)
+		if (plan_yield(d, b, res, all))
+			rc = coplan_make(&pb, b->nslots, cs->slot, b->want_k, b->max_excess,
+			                 b->table, b->cj, res);
 	if (rc == 0 && !(res->complete && res->colourable))
 		rc = plan_with_cpus(b, &pb, cs, res);
 	return rc;

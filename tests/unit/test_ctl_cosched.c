@@ -601,6 +601,160 @@ static void test_restart_restored(void **state)
 	restart_then(NULL, true);
 }
 
+/*
+ * Two jobs A and B of two ranks each (one per CPU: they never share a slot), the floating
+ * algorithm, slots of 1 ms (100 per frame), R_max 1000 units/s, a rate of U^2 (a job that
+ * needs more U than its target, like a communication-heavy BSP: 45 % of the rate at U 67 %).
+ */
+static void two_jobs(mono_ns now)
+{
+	static const char *const two[] = {"A", "B"};
+	char why[256];
+
+	d.cfg.cs.slot = MS;
+	for (uint32_t i = 0; i < 2; i++) {
+		for (uint32_t r = 0; r < 2; r++) {
+			struct pctl_job_proc p = {.job = i + 1,
+			                          .rank = r,
+			                          .pid = (int32_t)(201 + 2 * i + r),
+			                          .event = PCTL_PROC_JOINED};
+			strcpy(p.name, two[i]);
+			reports_proc(&d, 0, &p, now);
+		}
+		struct padm_request q = {
+		    .type = PADM_JOB_SET, .mask = PADM_SET_RMAX, .r_max = 1000};
+		assert_int_equal(
+		    change_settings(&d, jobs_find(&d, two[i]), &q, NULL, 0, now, why, sizeof(why)),
+		    0);
+		drain();
+	}
+}
+
+/* The slots per frame job name holds (committed). */
+static uint32_t slots_of(const char *name)
+{
+	const struct job *jb = d.jobs[jobs_find(&d, name)];
+
+	return jb->commit.period
+	           ? (uint32_t)(jb->commit.slice * (100 * MS / jb->commit.period) / MS)
+	           : 0;
+}
+
+/* Runs the controller's timers every 100 ms for s seconds, vsched admitting everything at
+ * once; every second each rank reports what it did at its job's committed U: U^2. */
+static void run_u2(int *from, mono_ns *now, int s)
+{
+	for (int k = 0; k < 10 * s; k++) {
+		*now += 100 * MS;
+		txn_tick(&d, *now);
+		capacity_tick(&d, *now);
+		cosched_tick(&d, *now);
+		drain();
+		ack_all(from, NULL, *now);
+		for (uint32_t i = 0; k % 10 == 9 && i < 2; i++) {
+			double u = slots_of(i == 0 ? "A" : "B") / 100.0;
+			for (uint32_t r = 0; r < 2; r++) {
+				struct pctl_rate m = {.job = i + 1,
+				                      .rank = r,
+				                      .units = (uint64_t)(1000 * u * u),
+				                      .interval_ns = NSEC_PER_SEC};
+				reports_rate(&d, 0, &m, *now);
+				drain();
+				ack_all(from, NULL, *now);
+			}
+		}
+	}
+}
+
+/* Sets job name's target pct; 0 or 1 (accepted), else the status. */
+static int rate_of(const char *name, double pct, int *from, mono_ns now)
+{
+	char why[256];
+	int rc = change_target(&d, jobs_find(&d, name), pct, (const uint8_t *)"cli", 3, now, why,
+	                       sizeof(why));
+
+	drain();
+	ack_all(from, NULL, now);
+	if (rc < 0)
+		print_message("rate %s %g refused: %s\n", name, pct, why);
+	return rc < 0 ? rc : 0;
+}
+
+/* Caps job name's U at pct (as a refusal does) and lets the plan follow. */
+static void cap_u(const char *name, double pct, int *from, mono_ns *now)
+{
+	struct job *jb = d.jobs[jobs_find(&d, name)];
+	struct control_decision dec;
+
+	assert_int_equal(control_set_u_limit(&jb->control.loop, pct, *now, &dec), 0);
+	decide_apply(&d, jb, &dec, *now);
+	drain();
+	settle(from, now);
+	assert_int_equal(slots_of(name), (uint32_t)pct);
+}
+
+/*
+ * A lower target is never refused, whatever the others hold: A capped below its target
+ * (35 of its 45 slots) did not make B's 45 -> 20 "leave A short", nor B capped at 5 slots
+ * A's 70 -> 20. A raise is admitted against the others' targets, not against the U they
+ * hold now: A to 70 beside B at 20, not B to 40 beside A at 70.
+ */
+static void test_lower_target_accepted(void **state)
+{
+	mono_ns now = 10 * NSEC_PER_SEC;
+	int from = 0;
+	(void)state;
+
+	two_jobs(now);
+	assert_int_equal(rate_of("A", 45, &from, now), 0);
+	assert_int_equal(rate_of("B", 45, &from, now), 0);
+	settle(&from, &now);
+	assert_int_equal(slots_of("A"), 45);
+	assert_int_equal(slots_of("B"), 45);
+	cap_u("A", 35, &from, &now);
+
+	assert_int_equal(rate_of("B", 20, &from, now), 0);
+	assert_true(d.jobs[jobs_find(&d, "B")]->control.target_pct == 20);
+	assert_false(d.jobs[jobs_find(&d, "B")]->commit.refused);
+	settle(&from, &now);
+	assert_int_equal(slots_of("B"), 20);
+	assert_int_equal(rate_of("A", 70, &from, now), 0);
+	settle(&from, &now);
+	assert_int_equal(slots_of("A"), 70);
+	assert_int_equal(slots_of("B"), 20);
+	assert_int_equal(rate_of("B", 40, &from, now), -ENOSPC);
+
+	cap_u("B", 5, &from, &now);
+	assert_int_equal(rate_of("A", 20, &from, now), 0);
+	assert_true(d.jobs[jobs_find(&d, "A")]->control.target_pct == 20);
+}
+
+/*
+ * The benchmark's phases (ctl_shapes.sh, comm shape) with the harness's order: A's target
+ * set before B's. Both need more U than their targets; a job above its target yields to
+ * one below its own: every target is accepted and, after each phase, each job holds at least
+ * its target's share of the frame (never B at 5 slots while A holds 95).
+ */
+static void test_above_target_yields(void **state)
+{
+	static const double ta[] = {20, 45, 70, 20}, tb[] = {45, 20, 20, 70};
+	mono_ns now = 10 * NSEC_PER_SEC;
+	int from = 0;
+	(void)state;
+
+	two_jobs(now);
+	for (int ph = 0; ph < 4; ph++) {
+		assert_int_equal(rate_of("A", ta[ph], &from, now), 0);
+		assert_int_equal(rate_of("B", tb[ph], &from, now), 0);
+		run_u2(&from, &now, 90);
+		print_message("phase %d: A %u slots, B %u slots\n", ph, slots_of("A"),
+		              slots_of("B"));
+		assert_true(slots_of("A") >= (uint32_t)ta[ph]);
+		assert_true(slots_of("B") >= (uint32_t)tb[ph]);
+		assert_true(slots_of("A") + slots_of("B") <= 100);
+	}
+}
+
 static void test_rate_orders(void **state)
 {
 	static const int orders[][4] = {{0, 1, 2, 3}, {2, 0, 3, 1}, {0, 2, 1, 3}, {3, 2, 1, 0}};
@@ -629,6 +783,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pairs_committed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_refused_keeps_previous, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_room_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lower_target_accepted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_above_target_yields, setup, teardown),
 	    RATE_ORDER(0),
 	    RATE_ORDER(1),
 	    RATE_ORDER(2),
