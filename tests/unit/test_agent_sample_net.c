@@ -75,6 +75,7 @@ struct shared {
 	_Atomic uint64_t sgen;     /* odd while the sender is in send() and counting it */
 	_Atomic uint64_t rgen;     /* odd while the receiver is in recv() and counting it */
 	_Atomic int go;            /* parent -> sender: start sending */
+	_Atomic uint64_t start;    /* parent -> sender: first send at (mono_ns; 0: now) */
 	_Atomic int stop;          /* parent -> children: exit */
 	_Atomic int ready;         /* children -> parent: connected */
 };
@@ -134,7 +135,10 @@ static void sender(int fd, uint64_t total, size_t chunk, long pace_us)
 	atomic_fetch_add(&sh->ready, 1);
 	while (!atomic_load(&sh->go))
 		msleep(1);
-	clock_gettime(CLOCK_MONOTONIC, &next);
+	next = ns_to_ts(atomic_load(&sh->start));
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	if (atomic_load(&sh->start) == 0)
+		clock_gettime(CLOCK_MONOTONIC, &next);
 	while (done < total && !atomic_load(&sh->stop)) {
 		size_t want = total - done < chunk ? (size_t)(total - done) : chunk;
 		size_t off = 0;
@@ -462,7 +466,7 @@ static void test_paced_rate_within_5_percent(void **state)
 	struct bwavg btx, brx, lo[2], hi[2]; /* lo/hi: [0] the sender's, [1] the receiver's */
 	struct moved first, was, now;
 	uint64_t tx, rx, sum_tx = 0, sum_rx = 0;
-	mono_ns prev, t0;
+	mono_ns start, prev, t0;
 	int checked[2] = {0, 0}; /* counted windows, the sender's and the receiver's */
 
 	(void)state;
@@ -475,10 +479,17 @@ static void test_paced_rate_within_5_percent(void **state)
 	start_pair(&p, total, 50000, 2500, true);
 	sample_pair(&p, &t, &ss, &sr, &first, &tx, &rx);
 	was = first;
+	/*
+	 * Sends at start + k * 2.5 ms, dumps half-way between two: a real agent samples at any
+	 * phase, but here a chunk sent during a dump only widens its bracket.
+	 */
+	start = mono_now() + 2 * NSEC_PER_MSEC;
+	atomic_store(&sh->start, start);
 	atomic_store(&sh->go, 1);
-	prev = mono_now();
+	prev = start;
 	for (int round = 0; round < 13; round++) {
-		struct timespec ts = ns_to_ts(prev + q);
+		struct timespec ts =
+		    ns_to_ts(start + (mono_ns)(round + 1) * q + 1250 * NSEC_PER_USEC);
 		bool tx_ok, rx_ok;
 
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
