@@ -212,8 +212,8 @@ struct control_float {
 	bool improved;       /* a probe of this search beat the start */
 	mono_ns best_period; /* the search's best period so far and the U it needs */
 	double best_u;
-	uint32_t probe_n;  /* evaluations of the running probe so far ... */
-	double probe_sum;  /* ... and the sum of their rates (the probe is judged on the mean) */
+	uint32_t probe_n; /* evaluations of the running probe so far ... */
+	double probe_sum; /* ... and the sum of their rates (the probe is judged on the mean) */
 };
 
 /* One job's controller state. Owned by the caller; initialise with control_job_init(),

@@ -66,18 +66,18 @@
 
 #include "control.h"
 
-#define SPREAD_MIN 2.0 /* points of U between fit points for a slope fit */
-#define SLOPE_LO   0.2 /* slope bounds, times the efficiency r/U */
-#define SLOPE_HI   3.0
-#define SLOPE_MIN  0.05 /* points of rate per point of U */
-#define U_STEP_MIN 0.05 /* smaller U changes are not sent */
-#define GAIN_NEAR  0.7
-#define NEED_MAX   999.0 /* shown need: "more than a CPU" beyond 100 */
-#define BISECT_GAP 1.0   /* points of U: a refused rise is bisected down to this gap */
-#define UNSETTLED  6     /* U steps at one period after which the period search starts anyway */
-#define PROBE_MAX  4     /* evaluations a probe (and the search's start) is judged on, at most */
-#define NOISE_W    0.2   /* the noise estimate's weight of a new pair, once it has 4 */
-#define NOISE_PAIRS 2    /* measured pairs before the period search starts from a settled U */
+#define SPREAD_MIN  2.0 /* points of U between fit points for a slope fit */
+#define SLOPE_LO    0.2 /* slope bounds, times the efficiency r/U */
+#define SLOPE_HI    3.0
+#define SLOPE_MIN   0.05 /* points of rate per point of U */
+#define U_STEP_MIN  0.05 /* smaller U changes are not sent */
+#define GAIN_NEAR   0.7
+#define NEED_MAX    999.0 /* shown need: "more than a CPU" beyond 100 */
+#define BISECT_GAP  1.0   /* points of U: a refused rise is bisected down to this gap */
+#define UNSETTLED   6     /* U steps at one period after which the period search starts anyway */
+#define PROBE_MAX   4     /* evaluations a probe (and the search's start) is judged on, at most */
+#define NOISE_W     0.2   /* the noise estimate's weight of a new pair, once it has 4 */
+#define NOISE_PAIRS 2     /* measured pairs before the period search starts from a settled U */
 
 void control_floating_init(struct control_job *job)
 {
