@@ -431,7 +431,8 @@ bool task_threads_differ(const struct task *t)
  * it: libzmq's I/O thread reads its policy and priority with two calls and sets them back
  * (thread_t::applySchedulingParameters), and aborts the process (EINVAL) when vsched
  * raised it in between — seen once under ASan with a one-look rule. Two looks at least
- * TASK_REFRESH_NS apart, or 2 ms of CPU, are well past that start-up code.
+ * 15 ms apart (SCHED_REFRESH_NS - SCHED_REFRESH_JITTER_NS / 2), or 2 ms of CPU, are well
+ * past that start-up code.
  */
 #define ADOPT_MIN_RUN_NS  (2 * NSEC_PER_MSEC)
 #define ADOPT_ASLEEP_SEEN 2
