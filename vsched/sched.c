@@ -28,10 +28,9 @@
 #include "duration.h"
 #include "log.h"
 
-#define REFRESH_INTERVAL (20 * NSEC_PER_MSEC) /* thread-list upkeep without events */
-#define SWEEP_INTERVAL   (1 * NSEC_PER_SEC)   /* with events: safety sweep, watchdog check */
-#define STOP_WARN_PERIOD (2 * NSEC_PER_MSEC)  /* see warn_stop_threads */
-#define EV_TASK          1ULL                 /* epoll data: (pid << 8) | kind */
+#define SWEEP_INTERVAL   (1 * NSEC_PER_SEC)  /* with events: safety sweep, watchdog check */
+#define STOP_WARN_PERIOD (2 * NSEC_PER_MSEC) /* see warn_stop_threads */
+#define EV_TASK          1ULL                /* epoll data: (pid << 8) | kind */
 #define EV_PROC          2ULL
 #define EV_WATCHDOG      3ULL
 #define EV_CLIENT        4ULL /* a caller's fd (sched_poll): the caller drains it */
@@ -201,6 +200,8 @@ int sched_init(struct sched *s, const struct vsched_config *cfg, char *why, size
 		return -1;
 	}
 	atomic_store(&s->epoch, mono_now());
+	s->rng = mono_now() | 1;
+	s->refresh_gap = SCHED_REFRESH_NS;
 	for (int i = 0; i < cfg->ncpus; i++)
 		s->table[i] = table_new(0);
 	if (stop_setup(s, why, whylen) < 0)
@@ -826,13 +827,13 @@ static void read_events(struct sched *s)
 /*
  * Which tasks' thread lists to re-read now. With process events: the ones that had events,
  * and at each tick those with threads awaiting adoption, and at each sweep those whose
- * thread count differs. Without: every REFRESH_INTERVAL those whose count differs, and
- * each task once per 10 intervals anyway (a thread that exits while another starts keeps
- * the count; its slot is spread over the window by pid).
+ * thread count differs. Without: at each tick those whose count differs, and each task once
+ * per 10 SCHED_REFRESH_NS anyway (a thread that exits while another starts keeps the count;
+ * its slot is spread over the window by pid; a long gap may skip a slot once).
  */
 static void mark_refresh(struct sched *s, mono_ns now, bool tick, bool sweep)
 {
-	uint64_t slot = now / REFRESH_INTERVAL % 10;
+	uint64_t slot = now / SCHED_REFRESH_NS % 10;
 
 	for (int c = 0; c < s->cfg.ncpus; c++)
 		for (int i = 0; i < s->table[c]->n; i++) {
@@ -900,15 +901,41 @@ static void reap(struct sched *s)
 	}
 }
 
+/*
+ * Why the ticks are not evenly spaced: a new thread of a `stop` task whose real-time
+ * siblings spin is runnable but starved while the task is raised, and stopped (T) or frozen
+ * (D) while it is parked, so adopt_started (task.c) can only find it asleep at a tick that
+ * falls in the parked part of the task's period. Fixed 20 ms ticks are a multiple of the
+ * common periods (1, 2, 5, 10, 20 ms) and drift against them only by the upkeep's own time
+ * (tens of us: the API thread runs at SCHED_FIFO 99, with no timer slack), so they could
+ * stay in the raised part for seconds (up to raised part / drift ticks). A gap drawn from a
+ * 10 ms range puts each tick at an independent phase of any period from 2.5 to 10 ms, and
+ * keeps longer ones from locking. (api_run's poll takes whole ms, so the phase in periods of
+ * 1 and 2 ms still moves only by the upkeep's time: there the wait is at most raised part /
+ * that time, ~1.4 s for 1.8 ms.)
+ */
+mono_ns sched_refresh_gap(uint64_t *rng)
+{
+	uint64_t x = *rng ? *rng : 1;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*rng = x;
+	return SCHED_REFRESH_NS - SCHED_REFRESH_JITTER_NS / 2 + x % SCHED_REFRESH_JITTER_NS;
+}
+
 void sched_housekeep(struct sched *s)
 {
 	mono_ns now = mono_now();
-	bool tick = !mono_before(now, s->last_refresh + REFRESH_INTERVAL);
+	bool tick = !mono_before(now, s->last_refresh + s->refresh_gap);
 	bool sweep = !mono_before(now, s->last_sweep + SWEEP_INTERVAL);
 
 	read_events(s);
-	if (tick)
+	if (tick) {
 		s->last_refresh = now;
+		s->refresh_gap = sched_refresh_gap(&s->rng);
+	}
 	if (sweep) {
 		s->last_sweep = now;
 		/* A dead guardian is replaced over the same table (watchdog.c). */
@@ -935,7 +962,7 @@ mono_ns sched_next_housekeep(const struct sched *s)
 		for (int i = 0; i < s->table[c]->n; i++)
 			pending |= s->table[c]->task[i]->npend > 0;
 	mono_ns next =
-	    !s->ev || pending ? s->last_refresh + REFRESH_INTERVAL : s->last_sweep + SWEEP_INTERVAL;
+	    !s->ev || pending ? s->last_refresh + s->refresh_gap : s->last_sweep + SWEEP_INTERVAL;
 	return next;
 }
 

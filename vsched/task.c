@@ -431,12 +431,18 @@ bool task_threads_differ(const struct task *t)
  * it: libzmq's I/O thread reads its policy and priority with two calls and sets them back
  * (thread_t::applySchedulingParameters), and aborts the process (EINVAL) when vsched
  * raised it in between — seen once under ASan with a one-look rule. Two looks at least
- * TASK_REFRESH_NS apart, or 2 ms of CPU, are well past that start-up code.
+ * 15 ms apart (SCHED_REFRESH_NS - SCHED_REFRESH_JITTER_NS / 2), or 2 ms of CPU, are well
+ * past that start-up code.
  */
 #define ADOPT_MIN_RUN_NS  (2 * NSEC_PER_MSEC)
 #define ADOPT_ASLEEP_SEEN 2
 
-/* 1: started (adopt), 0: not yet, -1: gone. *asleep: found asleep after having run. */
+/*
+ * 1: started (adopt), 0: not yet, -1: gone. *asleep: found asleep, frozen or stopped after
+ * having run. (A new thread of a `stop` task whose real-time siblings spin is starved while
+ * the task is raised; while it is parked it is frozen, or stopped when parking uses signals:
+ * it never runs 2 ms, so it is only ever adopted by these looks.)
+ */
 static int thread_state(pid_t pid, pid_t tid, bool *asleep)
 {
 	char path[80];
@@ -458,7 +464,8 @@ static int thread_state(pid_t pid, pid_t tid, bool *asleep)
 		return 0;
 	if (procfs_stat(pid, tid, &st) < 0)
 		return -1;
-	*asleep = st.state == 'S' || st.state == 'D';
+	/* T: stopped by `stop` parking with signals, as D is frozen by the cgroup freezer */
+	*asleep = st.state == 'S' || st.state == 'D' || st.state == 'T';
 	return 0;
 }
 

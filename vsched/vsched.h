@@ -229,6 +229,8 @@ struct sched {
 	int epfd;             /* the API thread's poll set: pidfds, events, guardian socket */
 	int wd_polled;        /* the guardian socket in epfd, 0 if none */
 	mono_ns last_refresh; /* last thread-list upkeep tick (sched_housekeep) */
+	mono_ns refresh_gap;  /* from last_refresh to the next tick (sched_refresh_gap) */
+	uint64_t rng;         /* sched_refresh_gap's xorshift64 state, never 0 */
 	mono_ns last_sweep;   /* last safety sweep and watchdog check */
 	bool rcu_registered;  /* the API thread registered itself with liburcu */
 
@@ -510,6 +512,15 @@ int sched_set_epoch(struct sched *s, uint64_t realtime_ns, char *why, size_t why
 void sched_housekeep(struct sched *s);
 int sched_poll_fd(const struct sched *s);
 mono_ns sched_next_housekeep(const struct sched *s);
+/*
+ * Thread-list upkeep ticks (new threads awaiting adoption, or /proc polling without process
+ * events) come every SCHED_REFRESH_NS on average: each gap is drawn by sched_refresh_gap
+ * from SCHED_REFRESH_NS ± SCHED_REFRESH_JITTER_NS / 2 (upper bound excluded), advancing *rng
+ * (xorshift64 state; 0 is taken as 1).
+ */
+#define SCHED_REFRESH_NS        (20 * NSEC_PER_MSEC)
+#define SCHED_REFRESH_JITTER_NS (10 * NSEC_PER_MSEC)
+mono_ns sched_refresh_gap(uint64_t *rng);
 /* Hands the daemon's watchdog to s (its socket joins the poll set). */
 void sched_attach_watchdog(struct sched *s, struct watchdog *wd);
 /* enum vsp_stop_method in use. */
