@@ -241,8 +241,12 @@ void capacity_tick(struct ctld *d, mono_ns now)
 		if (!floating(jb) || jb->txn.active)
 			continue;
 		if (probe_due(d, jb) && control_probe_u_limit(&jb->control.loop, now, &dec) == 0) {
-			log_info("job %s: U capped at %.1f %% by its nodes: trying %.1f %%",
-			         jb->name, cj->prev_u_pct, cj->cur_u_pct);
+			if (cj->fl.unplaced && cj->prev_u_pct >= 100)
+				log_info("job %s: no reservation admitted yet: trying U %.1f %%",
+				         jb->name, cj->cur_u_pct);
+			else
+				log_info("job %s: U capped at %.1f %% by its nodes: trying %.1f %%",
+				         jb->name, cj->prev_u_pct, cj->cur_u_pct);
 			decide_apply(d, jb, &dec, now);
 			continue;
 		}

@@ -212,6 +212,8 @@ struct control_float {
 	bool improved;       /* a probe of this search beat the start */
 	mono_ns best_period; /* the search's best period so far and the U it needs */
 	double best_u;
+	bool unplaced;    /* the first U of its target was refused: no reservation held (U 100 in
+	                   * the loop means unconstrained); the limit is bisected up from 0 */
 	uint32_t probe_n; /* evaluations of the running probe so far ... */
 	double probe_sum; /* ... and the sum of their rates (the probe is judged on the mean) */
 };
@@ -354,6 +356,10 @@ int control_retry_u_limit(struct control_job *job, mono_ns now, struct control_d
  * room for): the constraint goes back as control_reject() does, the target stays, and U is
  * capped at the U in force before the change. */
 void control_reject_keep_target(struct control_job *job, mono_ns now, struct control_decision *out);
+/* A refused first target of a floating job (no constraint before it): the target stays, the
+ * job holds no reservation (unplaced) and its U limit is bisected up from 0 towards the
+ * refused U (control_probe_u_limit), as for a refused rise. */
+void control_reject_unplaced(struct control_job *job, mono_ns now, struct control_decision *out);
 /* Floating: none of the job's ranks has reported for long (the caller's judgement: many of
  * their usual gaps between reports). A U so small that no iteration completes sends no
  * report, and without a report no evaluation would ever correct it; so when the job holds
@@ -403,6 +409,8 @@ void control_floating_bounds(struct control_job *job, enum control_reason why, m
                              struct control_decision *out);
 /* control_reject() for a floating job: a refused rise of U caps it where it was. */
 void control_floating_rejected(struct control_job *job, double refused_u_pct);
+/* control_reject_unplaced() for a floating job, after control_reject_keep_target(). */
+void control_floating_unplaced(struct control_job *job, double refused_u_pct);
 /* U for a first constraint at the target: the target, within the floating bounds. */
 double control_start_u(const struct control_job *job);
 /* For control_retry_u_limit(): a capped job that needs more U than its cap gets the U it needs

@@ -608,6 +608,15 @@ void control_reject_keep_target(struct control_job *job, mono_ns now, struct con
 	control_reject(job, now, out);
 }
 
+void control_reject_unplaced(struct control_job *job, mono_ns now, struct control_decision *out)
+{
+	double refused = job->cur_u_pct;
+
+	control_reject_keep_target(job, now, out);
+	if (job->p.algo == CONTROL_ALGO_FLOATING)
+		control_floating_unplaced(job, refused);
+}
+
 const char *control_state_name(enum control_state s)
 {
 	switch (s) {

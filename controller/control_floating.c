@@ -484,6 +484,13 @@ void control_floating_eval(struct control_job *job, double e, mono_ns now,
 	struct control_float *f = &job->fl;
 	double r = job->last_rate_pct;
 
+	if (f->unplaced) {
+		if (job->cur_u_pct >= 100) { /* unreserved: the rate says nothing about U */
+			control_keep(job, CONTROL_R_UNREACHABLE, out);
+			return;
+		}
+		f->unplaced = false; /* a probe holds: from here the loop as usual */
+	}
 	learn(job, e, r);
 	if (f->search == CONTROL_FS_PROBE && search_feed(job, r, now, out)) {
 		f->settled = 0;
@@ -520,6 +527,7 @@ void control_floating_target(struct control_job *job, mono_ns now, struct contro
 	f->need_u_pct = NAN;
 	f->u_limit_pct = 100.0; /* a new target is a new admission: the nodes say what fits */
 	f->u_refused_pct = 100.0;
+	f->unplaced = false;
 	job->unreachable = false;
 	if (f->search == CONTROL_FS_PROBE) { /* abandon the probe, search again later */
 		f->search = CONTROL_FS_NONE;
@@ -555,9 +563,24 @@ void control_floating_bounds(struct control_job *job, enum control_reason why, m
 	apply(job, period, u_fit(job, period, u), now, why, out);
 }
 
+void control_floating_unplaced(struct control_job *job, double refused_u_pct)
+{
+	struct control_float *f = &job->fl;
+
+	f->unplaced = true;
+	f->u_limit_pct = 0;
+	f->u_refused_pct = refused_u_pct;
+	f->need_u_pct = refused_u_pct; /* what control_floating_reopen_limit() tries again */
+	job->unreachable = true;
+}
+
 void control_floating_rejected(struct control_job *job, double refused_u_pct)
 {
-	if (refused_u_pct > job->prev_u_pct && job->prev_u_pct > 0) {
+	if (job->fl.unplaced && job->prev_u_pct >= 100) {
+		/* a probe up from nothing refused: still nothing held */
+		job->fl.u_limit_pct = 0;
+		job->fl.u_refused_pct = fmin(job->fl.u_refused_pct, refused_u_pct);
+	} else if (refused_u_pct > job->prev_u_pct && job->prev_u_pct > 0) {
 		job->fl.u_limit_pct = job->prev_u_pct;
 		job->fl.u_refused_pct = fmin(job->fl.u_refused_pct, refused_u_pct);
 	}
@@ -614,7 +637,8 @@ int control_probe_u_limit(struct control_job *job, mono_ns now, struct control_d
 
 	f->u_limit_pct = (f->u_limit_pct + f->u_refused_pct) / 2;
 	u = u_fit(job, period, f->u_limit_pct);
-	if (u < job->cur_u_pct + U_STEP_MIN) { /* the slot grid or u_max: no finer step */
+	if (!(f->unplaced && job->cur_u_pct >= 100) &&
+	    u < job->cur_u_pct + U_STEP_MIN) { /* the slot grid or u_max: no finer step */
 		f->u_refused_pct = 100.0;
 		return -EAGAIN;
 	}

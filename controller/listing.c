@@ -65,7 +65,11 @@ static void fill_job_u(const struct ctld *d, const struct job *jb, struct padm_j
 	if (cj->p.algo != CONTROL_ALGO_FLOATING || !cj->unreachable || !isfinite(cj->fl.need_u_pct))
 		return;
 	o->need_u_pct = cj->fl.need_u_pct;
-	if (cj->fl.need_u_pct < cj->cur_u_pct)
+	if (cj->fl.unplaced && cj->cur_u_pct >= 100)
+		text_fmt(o->reason, sizeof(o->reason),
+		         "needs U %.0f %%; no reservation admitted yet: %s", cj->fl.need_u_pct,
+		         jb->commit.reason[0] ? jb->commit.reason : jc->limit_why);
+	else if (cj->fl.need_u_pct < cj->cur_u_pct)
 		text_fmt(
 		    o->reason, sizeof(o->reason),
 		    "runs at %.1f %% with the smallest slice (U %.2f %%): faster than the target",

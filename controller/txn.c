@@ -117,16 +117,21 @@ static void txn_commit(struct ctld *d, struct job *jb, mono_ns now)
 }
 
 /* A floating job's new target refused only for the U step it needs (a node has no room
- * for it) keeps the target: the job holds the U it had, capped there, and capacity.c
- * bisects towards the refused U. The other algorithms keep U = target: refused whole. */
+ * for it) keeps the target: the job holds the U it had, capped there (its first target:
+ * no reservation, capped at 0), and capacity.c bisects towards the refused U; jobs that
+ * hold more than their targets give back to it. The other algorithms keep U = target:
+ * refused whole. */
 static bool target_kept(const struct job *jb)
 {
 	const struct txn *t = &jb->txn;
 	const struct control_job *cj = &jb->control.loop;
 
-	return t->kind == TXN_TARGET && t->nwin == 0 && t->status == -ENOSPC &&
-	       jb->commit.period != 0 && cj->p.algo == CONTROL_ALGO_FLOATING &&
-	       cj->cur_u_pct > cj->prev_u_pct && cj->prev_u_pct > 0;
+	if (t->kind != TXN_TARGET || t->nwin != 0 || t->status != -ENOSPC ||
+	    cj->p.algo != CONTROL_ALGO_FLOATING)
+		return false;
+	if (jb->commit.period == 0) /* its first: it holds nothing yet (control_reject_unplaced) */
+		return true;
+	return cj->cur_u_pct > cj->prev_u_pct && cj->prev_u_pct > 0;
 }
 
 /* The job's control state and settings as before the transaction (the target kept when
@@ -147,6 +152,8 @@ static void rollback_control(struct ctld *d, struct job *jb, bool keep_target, m
 		jb->control.loop = t->saved_ctl;
 		jb->control.set = t->saved_set;
 		jobs_fit_ranks(jb);
+	} else if (keep_target && jb->commit.period == 0) {
+		control_reject_unplaced(&jb->control.loop, now, &dec);
 	} else if (keep_target) {
 		control_reject_keep_target(&jb->control.loop, now, &dec);
 	} else if (t->kind != TXN_PLAN) {
@@ -209,12 +216,16 @@ static void rollback_reply(struct ctld *d, struct job *jb, int kept)
 static void kept_target_reply(struct ctld *d, struct job *jb, const char *rs)
 {
 	struct txn *t = &jb->txn;
-	char msg[PADM_REASON_MAX + 1];
+	char msg[PADM_REASON_MAX + 1], held[48];
 
+	if (jb->control.loop.fl.unplaced)
+		text_fmt(held, sizeof(held), "no reservation yet");
+	else
+		text_fmt(held, sizeof(held), "U %.1f%%", jb->control.loop.cur_u_pct);
 	text_fmt(msg, sizeof(msg),
-	         "job %s: target %g%% set; U %s refused: %s; the job holds U %.1f%% and takes "
-	         "what the nodes admit",
-	         jb->name, t->new_target, rs, t->why, jb->control.loop.cur_u_pct);
+	         "job %s: target %g%% set; U %s refused: %s; the job holds %s and takes what the "
+	         "nodes admit",
+	         jb->name, t->new_target, rs, t->why, held);
 	log_info("admin: %s", msg);
 	outbox_status(d, t->cid, t->cidlen, 0, msg);
 }

@@ -113,24 +113,36 @@ static void add_node(const char *name)
 	d.nodes[d.nnodes++] = n;
 }
 
-static void join(int node, uint32_t handle, uint32_t rank, int32_t pid, mono_ns now)
+static void join_job(const char *job, int node, uint32_t handle, uint32_t rank, int32_t pid,
+                     mono_ns now)
 {
 	struct pctl_job_proc p = {
 	    .job = handle, .rank = rank, .pid = pid, .event = PCTL_PROC_JOINED};
 
-	strcpy(p.name, "A");
+	snprintf(p.name, sizeof(p.name), "%s", job);
 	reports_proc(&d, node, &p, now);
+	drain();
+}
+
+static void join(int node, uint32_t handle, uint32_t rank, int32_t pid, mono_ns now)
+{
+	join_job("A", node, handle, rank, pid, now);
+}
+
+static void ack_job(const char *job, int node, uint64_t gen, int32_t status, const char *why,
+                    mono_ns now)
+{
+	struct pctl_constraint_ack a = {.gen = gen, .status = status};
+
+	snprintf(a.job, sizeof(a.job), "%s", job);
+	snprintf(a.reason, sizeof(a.reason), "%s", why);
+	txn_on_ack(&d, node, &a, now);
 	drain();
 }
 
 static void ack(int node, uint64_t gen, int32_t status, const char *why, mono_ns now)
 {
-	struct pctl_constraint_ack a = {.gen = gen, .status = status};
-
-	strcpy(a.job, "A");
-	snprintf(a.reason, sizeof(a.reason), "%s", why);
-	txn_on_ack(&d, node, &a, now);
-	drain();
+	ack_job("A", node, gen, status, why, now);
 }
 
 static int setup(void **state)
@@ -409,26 +421,6 @@ static void test_bad_targets(void **state)
 
 #define NJOBS 16
 
-static void join_job(const char *name, int node, uint32_t handle, uint32_t rank, int32_t pid,
-                     mono_ns now)
-{
-	struct pctl_job_proc p = {
-	    .job = handle, .rank = rank, .pid = pid, .event = PCTL_PROC_JOINED};
-
-	snprintf(p.name, sizeof(p.name), "%s", name);
-	reports_proc(&d, node, &p, now);
-	drain();
-}
-
-static void ack_job(const char *name, int node, uint64_t gen, mono_ns now)
-{
-	struct pctl_constraint_ack a = {.gen = gen, .status = 0};
-
-	snprintf(a.job, sizeof(a.job), "%s", name);
-	txn_on_ack(&d, node, &a, now);
-	drain();
-}
-
 /* The target of job name in the state file on disk; -1 when not there (or no file). */
 static double target_on_disk(const char *name)
 {
@@ -483,7 +475,7 @@ static void test_group_commit(void **state)
 		assert_int_equal(set_target(i, 20 + i, 10, why, sizeof(why)), 1);
 	assert_int_equal(nsent, 2 * NJOBS);
 	for (int k = 0; k < nsent; k++) {
-		ack_job(sent[k].job, sent[k].node, sent[k].gen, 11);
+		ack_job(sent[k].job, sent[k].node, sent[k].gen, 0, "", 11);
 		maxgen = sent[k].gen > maxgen ? sent[k].gen : maxgen;
 	}
 	assert_int_equal(nreplies, NJOBS);
@@ -564,6 +556,182 @@ static void test_commit_failure_retried(void **state)
 	assert_true(target_on_disk("A") == 35);
 }
 
+/* ---- give-back (capacity.c): two floating jobs on CPU 0 of n0, whose vsched admits 90 % ---- */
+
+#define GB_CAP 90.0
+
+struct gb_job {
+	const char *name;
+	uint32_t handle;
+	int32_t pid;
+	double eff;  /* rate (% of R_max) per point of U: 0.5 = half as fast as its share */
+	double held; /* U (%) of its reservation in the fake vsched; 0: none */
+	struct vsp_resv resv;
+	uint64_t gen;
+	bool joined;
+};
+static struct gb_job gb[2];
+static int gb_seen; /* sent[] entries the fake node has handled */
+
+/* The fake node's vsched: admits a constraint when the CPU's U stays within GB_CAP, as
+ * vsched's admission does, and answers it; the answers' consequences are handled too. */
+static void gb_admit(mono_ns now)
+{
+	while (gb_seen < nsent) {
+		struct sent s = sent[gb_seen++];
+		struct gb_job *x = strcmp(s.job, gb[0].name) == 0 ? &gb[0] : &gb[1];
+		struct gb_job *o = x == &gb[0] ? &gb[1] : &gb[0];
+		double u = 100.0 * (double)s.slice / (double)s.period;
+		char why[128];
+
+		assert_int_equal(s.node, 0);
+		if (o->held + u > GB_CAP + 1e-6) {
+			snprintf(why, sizeof(why), "cpu 0: load %.1f%% + %.1f%% exceeds cap %.1f%%",
+			         o->held, u, GB_CAP);
+			ack_job(s.job, 0, s.gen, -ENOSPC, why, now);
+			continue;
+		}
+		x->held = u;
+		x->resv = (struct vsp_resv){.period = s.period, .slice = s.slice};
+		x->gen = s.gen;
+		ack_job(s.job, 0, s.gen, 0, "", now);
+	}
+	if (gb_seen == nsent) /* everything handled: keep sent[] from filling up */
+		gb_seen = nsent = 0;
+}
+
+/* One second of the node: each job reports the rate its reservation gives it, the agent
+ * its task statistics (the CPU every rank is on), then the controller's capacity tick. */
+static void gb_second(mono_ns now)
+{
+	struct pctl_stats_entry e[2];
+	struct pctl_task_stats st = {.n = 0, .e = e};
+
+	for (int i = 0; i < 2; i++) {
+		if (!gb[i].joined)
+			continue;
+		memset(&e[st.n], 0, sizeof(e[0]));
+		e[st.n].job = gb[i].handle;
+		e[st.n].gen = gb[i].gen;
+		e[st.n].st.pid = gb[i].pid;
+		e[st.n].st.cpu = 0;
+		e[st.n].st.resv = gb[i].resv;
+		e[st.n].st.nwin = 1;
+		e[st.n].st.win[0] = gb[i].resv;
+		st.n++;
+	}
+	reports_stats(&d, 0, &st, now);
+	for (int i = 0; i < 2; i++) {
+		if (gb[i].joined && gb[i].held > 0)
+			rate(0, gb[i].handle, 0, (uint64_t)llround(gb[i].eff * gb[i].held * 10),
+			     now);
+		gb_admit(now);
+	}
+	capacity_tick(&d, now);
+	drain();
+	gb_admit(now);
+}
+
+/* Job x joins with R_max 1000 units/s and target pct. Returns its index. */
+static int gb_start(struct gb_job *x, double pct, mono_ns now)
+{
+	struct padm_request q = {.type = PADM_JOB_SET, .mask = PADM_SET_RMAX, .r_max = 1000};
+	char why[256];
+	int j;
+
+	join_job(x->name, 0, x->handle, 0, x->pid, now);
+	x->joined = true;
+	j = jobs_find(&d, x->name);
+	assert_true(j >= 0);
+	assert_int_equal(d.jobs[j]->control.set.algo, PADM_ALGO_FLOATING);
+	assert_int_equal(change_settings(&d, j, &q, CID, 3, now, why, sizeof(why)), 0);
+	drain();
+	set_target(j, pct, now, why, sizeof(why));
+	gb_admit(now);
+	return j;
+}
+
+/*
+ * Job B runs at half the speed of its share: for its 30 % target it needs U 60, which it
+ * borrows while the CPU is free. Job A (proportional) then asks for 50 %: 50 + 30 fits the
+ * CPU's 90 %, 50 + 60 does not. A's U is refused, the target is kept, A's U is bisected up
+ * to what the node admits, B gives back what it holds beyond its target that A is short
+ * of, and A reaches its target; B never goes below its own. a_first: A's 50 % is its first
+ * target (it held no reservation); else a raise from 10 %.
+ */
+static void borrowed_u_given_back(bool a_first)
+{
+	mono_ns t = NSEC_PER_SEC;
+	double b_borrowed, b_min = 100;
+	char why[256];
+	int a = -1, rc;
+
+	d.cfg.job.algo = PADM_ALGO_FLOATING;
+	gb[0] = (struct gb_job){.name = "A", .handle = 1, .pid = 100, .eff = 1.0};
+	gb[1] = (struct gb_job){.name = "B", .handle = 2, .pid = 300, .eff = 0.5};
+	gb_seen = 0;
+
+	gb_start(&gb[1], 30, t);
+	if (!a_first)
+		a = gb_start(&gb[0], 10, t);
+	for (int s = 0; s < 60; s++)
+		gb_second(t += NSEC_PER_SEC);
+	b_borrowed = gb[1].held;
+	assert_true(b_borrowed > 50); /* borrowed: the CPU was free */
+
+	nreplies = 0;
+	if (a_first) {
+		a = gb_start(&gb[0], 50, t);
+	} else {
+		rc = set_target(a, 50, t, why, sizeof(why));
+		assert_int_equal(rc, 1);
+		gb_admit(t);
+	}
+	/* the administrator is told the target is set and why U is not there yet */
+	assert_int_equal(nreplies, 1);
+	assert_int_equal(reply_status, 0);
+	assert_non_null(strstr(reply_reason, "target 50% set"));
+	assert_non_null(strstr(reply_reason, "exceeds cap"));
+	assert_true(d.jobs[a]->control.target_pct == 50);
+	if (a_first) { /* job show: what it needs, and why it holds nothing */
+		struct padm_reply r = {0};
+		int found = 0;
+		listing_fill(&d, &r, true, false, -1, t);
+		for (int i = 0; i < r.njobs; i++) {
+			if (strcmp(r.jobs[i].name, "A") != 0)
+				continue;
+			found++;
+			assert_true(fabs(r.jobs[i].need_u_pct - 50) < 0.5);
+			assert_non_null(strstr(r.jobs[i].reason, "no reservation admitted yet"));
+			assert_non_null(strstr(r.jobs[i].reason, "exceeds cap"));
+		}
+		padm_reply_release(&r);
+		assert_int_equal(found, 1);
+	}
+	for (int s = 0; s < 240; s++) {
+		gb_second(t += NSEC_PER_SEC);
+		b_min = fmin(b_min, gb[1].held);
+	}
+	printf("B held %.1f %% alone; after A's target: A %.1f %%, B %.1f %% (least %.1f %%)\n",
+	       b_borrowed, gb[0].held, gb[1].held, b_min);
+	assert_true(fabs(gb[0].held - 50) <= 2.5); /* A at its target (its rate = its U) */
+	assert_true(gb[1].held < b_borrowed - 5);  /* B gave back */
+	assert_true(b_min >= 30 - 1e-6);           /* never below its own target */
+	assert_false(d.jobs[a]->control.loop.unreachable);
+}
+
+static void test_borrowed_u_given_back_raise(void **state)
+{
+	(void)state;
+	borrowed_u_given_back(false);
+}
+
+static void test_borrowed_u_given_back_first(void **state)
+{
+	(void)state;
+	borrowed_u_given_back(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -575,6 +743,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_targets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_commit_failure_retried, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_borrowed_u_given_back_raise, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_borrowed_u_given_back_first, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
