@@ -102,9 +102,19 @@ static uint64_t job_debt(const struct win_run *wr, const struct vsp_resv *r)
 	return debt > r->slice ? r->slice : debt;
 }
 
-/* Epoch anchor: (re)builds the job holding now; the budget is prorated inside the window. */
+/*
+ * Epoch anchor: (re)builds the job holding now; the budget is prorated inside the window
+ * (density kept), and is at most the slice less the CPU the job it replaces used, when that
+ * job was released inside the new window (a changed reservation, a moved epoch): all of its
+ * CPU time then lies in the new window, and a change must not give a window more than its
+ * slice. Without that cap a task that had used its slice got most of a new one at every
+ * change — measured: a controller stepping U every few seconds ran a job 1 point above what
+ * it measured between the changes.
+ */
 static void epoch_build(struct win_run *wr, const struct vsp_resv *r, const struct job_ctx *c)
 {
+	mono_ns old_release = wr->release;
+	uint64_t old_used = wr->used;
 	struct edf_job j;
 
 	edf_window(r, c->epoch, c->now, &j);
@@ -112,6 +122,11 @@ static void epoch_build(struct win_run *wr, const struct vsp_resv *r, const stru
 	if (!mono_before(c->now, j.release) && mono_before(c->now, j.deadline)) {
 		double left = (double)(j.deadline - c->now) / (double)r->deadline;
 		wr->budget = (uint64_t)((double)r->slice * (left < 1 ? left : 1));
+		if (!mono_before(old_release, j.release) && !mono_before(c->now, old_release)) {
+			uint64_t rest = r->slice > old_used ? r->slice - old_used : 0;
+			if (wr->budget > rest)
+				wr->budget = rest;
+		}
 	} else if (!mono_before(c->now, j.deadline)) {
 		wr->budget = 0;
 		wr->closed = true; /* between deadline and next release: nothing owed */

@@ -72,6 +72,45 @@ static void test_epoch_grid_and_miss(void **state)
 	assert_int_equal(atomic_load(&a.misses), 1);
 }
 
+/* A reservation changed mid-window: the new job is owed no more than the new slice less
+ * what the task used since the window began (a change never gives a window more than its
+ * slice), and never more than the prorated share (density kept). */
+static void test_epoch_change_keeps_used(void **state)
+{
+	struct vsp_resv r = {200 * MS, 80 * MS, 200 * MS, 0};
+	struct vsp_resv bigger = {200 * MS, 90 * MS, 200 * MS, 0};
+	struct vsp_resv finer = {100 * MS, 45 * MS, 100 * MS, 0};
+	struct task_acct a;
+	struct win_run wr;
+	(void)state;
+
+	memset(&a, 0, sizeof(a));
+	memset(&wr, 0, sizeof(wr));
+	update(&a, &wr, &r, VSP_ANCHOR_EPOCH, false, 0);
+	update(&a, &wr, &r, VSP_ANCHOR_EPOCH, true, 1000 * MS);
+	assert_int_equal(wr.budget, 80 * MS);
+	/* it used its 80 ms; at 120 ms the slice grows to 90 ms: 10 ms more, not 36 */
+	wr.used = 80 * MS;
+	update(&a, &wr, &bigger, VSP_ANCHOR_EPOCH, true, 1120 * MS);
+	assert_int_equal(wr.release, 1000 * MS);
+	assert_int_equal(wr.budget, 10 * MS);
+	/* 30 ms used of it at 20 ms into the next window: the prorated 81 ms is capped at 60 */
+	update(&a, &wr, &bigger, VSP_ANCHOR_EPOCH, false, 1200 * MS);
+	wr.used = 30 * MS;
+	update(&a, &wr, &r, VSP_ANCHOR_EPOCH, true, 1220 * MS);
+	assert_int_equal(wr.budget, 50 * MS); /* min(80 * 180/200 = 72, 80 - 30) */
+	/* nothing used: the prorated share, as before */
+	wr.used = 0;
+	update(&a, &wr, &r, VSP_ANCHOR_EPOCH, true, 1300 * MS);
+	assert_int_equal(wr.budget, 40 * MS);
+	/* a finer period whose window began after the old job's release: its CPU may lie
+	 * before the new window, so the prorated share only */
+	wr.used = 40 * MS;
+	update(&a, &wr, &finer, VSP_ANCHOR_EPOCH, true, 1350 * MS);
+	assert_int_equal(wr.release, 1300 * MS);
+	assert_int_equal(wr.budget, 45 * MS / 2);
+}
+
 static void test_wakeup_dormant_and_wake(void **state)
 {
 	struct vsp_resv r = {1 * MS, 300 * US, 1 * MS, 0};
@@ -203,6 +242,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_epoch_grid_and_miss),
+	    cmocka_unit_test(test_epoch_change_keeps_used),
 	    cmocka_unit_test(test_wakeup_dormant_and_wake),
 	    cmocka_unit_test(test_wakeup_throttle_and_replenish),
 	    cmocka_unit_test(test_wakeup_never_more_than_slice),
