@@ -87,7 +87,8 @@ static int windows_ok(const struct pctl_constraint *c, char *why, size_t whylen)
 	return vsp_check_windows(w, c->nwin, why, whylen);
 }
 
-/* NODE_INFO's fields: a known state, a period only with DONE and not absurd. */
+/* NODE_INFO's fields: a known state, a period only with DONE and not absurd, a cap of at
+ * most the whole CPU. */
 static int node_info_check(const struct pctl_node_info *i, char *why, size_t whylen)
 {
 	if (i->selftest > VSP_SELFTEST_FAILED) {
@@ -98,6 +99,11 @@ static int node_info_check(const struct pctl_node_info *i, char *why, size_t why
 	    (i->min_period_ns != 0 && i->selftest != VSP_SELFTEST_DONE)) {
 		text_fmt(why, whylen, "node_info: min_period %llu ns with self-test state %u",
 		         (unsigned long long)i->min_period_ns, i->selftest);
+		return -EINVAL;
+	}
+	if (i->cap_ppm > PCTL_CAP_PPM_MAX) {
+		text_fmt(why, whylen, "node_info: cap %u ppm > %u (the whole CPU)", i->cap_ppm,
+		         PCTL_CAP_PPM_MAX);
 		return -EINVAL;
 	}
 	return 0;
@@ -326,6 +332,7 @@ static void encode_body(const struct pctl_msg *m, struct wire_w *w)
 	case PCTL_NODE_INFO:
 		wire_put_u64(w, m->u.info.min_period_ns);
 		wire_put_u8(w, m->u.info.selftest);
+		wire_put_u32(w, m->u.info.cap_ppm);
 		break;
 	case PCTL_CONSTRAINT_ACK: {
 		const struct pctl_constraint_ack *a = &m->u.cack;
@@ -387,7 +394,7 @@ static long fixed_body(uint8_t t)
 	case PCTL_EPOCH:
 		return 8;
 	case PCTL_NODE_INFO:
-		return 8 + 1;
+		return 8 + 1; /* + 4: cap_ppm (absent in the older 13-byte frame) */
 	case PCTL_CONSTRAINT_ACK:
 		return 8 + 4 + 1 + 1;
 	}
@@ -631,6 +638,10 @@ static int decode_body(struct wire_r *r, struct pctl_msg *m, char *why, size_t w
 	case PCTL_NODE_INFO:
 		m->u.info.min_period_ns = wire_get_u64(r);
 		m->u.info.selftest = wire_get_u8(r);
+		/* exactly 4 more bytes: cap_ppm; none: an older agent's frame, cap unknown;
+		 * anything else is a long frame (pctl_decode) */
+		if (!r->short_read && r->len - r->off == 4)
+			m->u.info.cap_ppm = wire_get_u32(r);
 		return r->short_read ? 0 : node_info_check(&m->u.info, why, whylen);
 	}
 	return rc;

@@ -25,10 +25,15 @@
  *               u32 nthreads, u64 period, slice, deadline, phase, u64 managed_ns, periods,
  *               cpu_ns, misses, lateness_total_ns, lateness_max_ns }     (6 + 109 n bytes)
  *   CONSTRAINT_ACK u64 gen, i32 status (0 or -errno), str job, str reason  (18 + n + m)
- *   NODE_INFO   u64 min_period_ns, u8 selftest (enum vsp_selftest): vsched's self-test, the
- *               finest period it serves with < 1 % misses (0: unknown; only with DONE,
- *               at most PCTL_MIN_PERIOD_MAX); sent after registering and when it changes
- *                                                                           (13 bytes)
+ *   NODE_INFO   u64 min_period_ns, u8 selftest (enum vsp_selftest), u32 cap_ppm: vsched's
+ *               self-test, the finest period it serves with < 1 % misses (0: unknown; only
+ *               with DONE, at most PCTL_MIN_PERIOD_MAX), and its effective per-CPU admission
+ *               cap in parts per million (0: unknown; at most PCTL_CAP_PPM_MAX); sent after
+ *               registering and when they change                            (17 bytes)
+ *               A 13-byte frame (without cap_ppm: an agent from before the field) is
+ *               accepted with cap_ppm 0, so that an older agent's self-test figure still
+ *               counts while the controller uses its default cap; any other length is
+ *               refused.
  * Controller -> agent:
  *   HELLO_ACK   i32 status (0: registered; < 0: refused, send NODE_HELLO again later),
  *               u32 heartbeat_ms (0: keep the agent's own), u64 ctl_instance,
@@ -72,6 +77,7 @@
 #define PCTL_BW_ENTRY_WIRE    38
 #define PCTL_STATS_ENTRY_WIRE 109
 #define PCTL_MIN_PERIOD_MAX   (10ull * 1000000000ull) /* NODE_INFO's largest min_period_ns */
+#define PCTL_CAP_PPM_MAX      1000000u /* NODE_INFO's largest cap_ppm: the whole CPU */
 #define PCTL_MAX_FRAME        (PCTL_HDR + 2 + PCTL_MAX_ENTRIES * PCTL_STATS_ENTRY_WIRE)
 
 enum pctl_type {
@@ -197,6 +203,7 @@ struct pctl_constraint_ack {
 struct pctl_node_info {
 	uint64_t min_period_ns; /* finest period with < 1 % misses, 0: unknown */
 	uint8_t selftest;       /* enum vsp_selftest */
+	uint32_t cap_ppm;       /* vsched's effective per-CPU admission cap, ppm; 0: unknown */
 };
 
 struct pctl_msg {

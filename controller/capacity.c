@@ -12,6 +12,10 @@
  * changes nothing). A job's floor is the largest of its nodes' (control_set_floor): its
  * period never goes below it. The configured min_period is the lowest a floor can be.
  *
+ * Caps. The same NODE_INFO carries vsched's effective per-CPU admission cap; the node keeps
+ * the last one (0: not reported, CTLD_CAP_DEFAULT_PPM is assumed) and co-scheduling plans
+ * give no CPU more (cosched.c, coplan.h).
+ *
  * Limits. A floating job's U rises only as far as its nodes admit: a refused rise caps U
  * where it was (control_reject() in txn.c; a new target refused for its U step is kept the
  * same way). At once, one transaction at a time, the cap is bisected towards the refused U
@@ -124,6 +128,16 @@ void capacity_node_info(struct ctld *d, int node, const struct pctl_node_info *i
 	mono_ns f;
 	char a[32], b[32];
 
+	if (info->cap_ppm != n->cap_ppm) {
+		if (info->cap_ppm)
+			log_info("node %s: vsched admits %.1f %% per CPU", n->name,
+			         info->cap_ppm / 1e4);
+		else
+			log_info("node %s: vsched's per-CPU cap not reported: %.1f %% assumed",
+			         n->name, CTLD_CAP_DEFAULT_PPM / 1e4);
+		n->cap_ppm = info->cap_ppm;
+		plan_changed(d); /* co-scheduling plans stay within it */
+	}
 	/* running, failed (interrupted) or none found: the last figure stands */
 	if (info->selftest != VSP_SELFTEST_DONE || info->min_period_ns == 0 ||
 	    info->min_period_ns == n->selftest_floor)

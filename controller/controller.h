@@ -142,6 +142,7 @@ struct node {
 	                * the larger of the two below */
 	mono_ns selftest_floor; /* vsched's last self-test (NODE_INFO), 0: none */
 	mono_ns miss_floor;     /* learnt from deadline misses; only rises */
+	uint32_t cap_ppm; /* vsched's per-CPU admission cap (NODE_INFO), ppm; 0: not reported */
 	struct node_job *handles;
 	uint32_t nhandles, cap_handles;
 	struct outbox out; /* to its agent, sent at the end of the loop turn */
@@ -408,6 +409,12 @@ static inline void plan_changed(struct ctld *d)
 	d->plan.changes++;
 }
 
+/* The per-CPU share a co-scheduling plan assumes vsched admits on a node whose agent has not
+ * reported it (NODE_INFO cap_ppm 0: not yet, or an older agent): vsched's default
+ * utilization_cap, and its default RT limit 95 % minus reserve 5 %. Never the whole CPU:
+ * windows planned beyond a node's cap are refused there. */
+#define CTLD_CAP_DEFAULT_PPM 900000u
+
 /* Windows a node refused: the plan is tried again this much later. */
 #define CTLD_PUSH_RETRY (5 * NSEC_PER_SEC)
 
@@ -550,9 +557,10 @@ mono_ns capacity_next(const struct ctld *d);
 void silence_tick(struct ctld *d, mono_ns now);
 /* When silence_tick next has something to do; 0: nothing. */
 mono_ns silence_next(const struct ctld *d);
-/* vsched's self-test on node (NODE_INFO): its finest period with < 1 % misses replaces the
- * node's last one; the node's floor is the larger of it and the miss floor; the job floors
- * that depend on it move. */
+/* vsched's figures for node (NODE_INFO). Its self-test: its finest period with < 1 % misses
+ * replaces the node's last one; the node's floor is the larger of it and the miss floor; the
+ * job floors that depend on it move. Its per-CPU admission cap replaces the node's (0: not
+ * known, CTLD_CAP_DEFAULT_PPM is planned); a new one makes the co-scheduling plan again. */
 void capacity_node_info(struct ctld *d, int node, const struct pctl_node_info *info, mono_ns now);
 /* The job's loop takes the floor of its nodes (the largest): after a floor moved, or a rank
  * joined a node with a floor. */

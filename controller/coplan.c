@@ -342,22 +342,70 @@ static bool better(const struct cand *a, const struct cand *b)
 	return false;
 }
 
+/* The slots of a sub-frame of n slots that may hold jobs under a per-CPU cap of cap_ppm:
+ * floor(cap · n), in integers (no rounding up past the cap). */
+static uint32_t usable_slots(uint32_t n, uint32_t cap_ppm)
+{
+	return (uint32_t)((uint64_t)n * cap_ppm / COPLAN_CAP_FULL);
+}
+
+/*
+ * The first `cols` columns of sub-frames of `slots`: fit_schedule() plans a table of cols
+ * slots in which every job needs min(need, cols) slots, need = fit_need(U, slots) (fj:
+ * scratch for the jobs with that share, U' = min(need, cols) / cols, which fit_need() turns
+ * back into exactly min(need, cols)); the table is then spread to rows of `slots` with the
+ * columns from cols on empty. Returns fit_schedule()'s result, -ENOSPC also when some
+ * job's need is more than cols.
+ */
+static int fill_columns(const struct fit_problem *base, uint32_t slots, uint32_t cols,
+                        uint32_t rotate, struct fit_job *fj, void *scratch, size_t sbytes,
+                        uint8_t *table)
+{
+	struct fit_problem pb = *base;
+	bool all = true;
+	int rc;
+
+	for (uint32_t i = 0; i < pb.njobs; i++) {
+		uint32_t need = fit_need(base->jobs[i].util, slots);
+		uint32_t n = need < cols ? need : cols;
+
+		all &= need <= cols;
+		fj[i] = base->jobs[i];
+		fj[i].util = (double)n / cols;
+		assert(fit_need(fj[i].util, cols) == n);
+	}
+	pb.jobs = fj;
+	pb.nslots = cols;
+	pb.rotate = rotate;
+	rc = fit_schedule(&pb, scratch, sbytes, table, NULL);
+	if (rc != 0 && rc != -ENOSPC)
+		return rc;
+	if (compact_slots(table, pb.njobs, cols) != 0)
+		return -ENOMEM;
+	/* rows of cols -> rows of slots, last row first: row i's source [i cols, (i + 1) cols)
+	 * lies below every later row's destination */
+	for (uint32_t i = pb.njobs; cols < slots && i-- > 0;) {
+		memmove(table + (size_t)i * slots, table + (size_t)i * cols, cols);
+		memset(table + (size_t)i * slots + cols, 0, slots - cols);
+	}
+	return rc == 0 && all ? 0 : -ENOSPC;
+}
+
 /* Runs one (k, rotate) and judges it. Returns 0 or a negative errno (not -ENOSPC). */
-static int try_plan(const struct fit_problem *base, uint32_t slots, uint32_t rotate, void *scratch,
-                    size_t sbytes, uint8_t *table, struct cand *c)
+static int try_plan(const struct fit_problem *base, uint32_t slots, uint32_t cap_ppm,
+                    uint32_t rotate, struct fit_job *fj, void *scratch, size_t sbytes,
+                    uint8_t *table, struct cand *c)
 {
 	struct fit_problem pb = *base;
 	int rc;
 
 	pb.nslots = slots;
 	pb.rotate = rotate;
-	rc = fit_schedule(&pb, scratch, sbytes, table, NULL);
+	rc = fill_columns(base, slots, usable_slots(slots, cap_ppm), rotate, fj, scratch, sbytes,
+	                  table);
 	if (rc != 0 && rc != -ENOSPC)
 		return rc;
 	c->complete = rc == 0;
-	rc = compact_slots(table, pb.njobs, slots);
-	if (rc)
-		return rc;
 	c->have = true;
 	c->colourable = true;
 	c->rotate = rotate;
@@ -393,17 +441,18 @@ static bool share_accurate(const struct fit_problem *pb, uint32_t n, uint32_t ns
 }
 
 int coplan_make(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns, uint32_t want_k,
-                double max_excess, uint8_t *table, struct coplan_job *jobs,
+                double max_excess, uint32_t cap_ppm, uint8_t *table, struct coplan_job *jobs,
                 struct coplan_result *res)
 {
 	struct cand best = {0}, c;
+	struct fit_job *fj;
 	size_t sbytes;
 	void *scratch;
 	uint32_t nrot;
 	int rc = 0;
 
 	if (!pb || !table || !jobs || !res || nslots == 0 || nslots > COPLAN_MAX_SLOTS ||
-	    slot_ns == 0 || pb->njobs == 0)
+	    slot_ns == 0 || pb->njobs == 0 || cap_ppm == 0 || cap_ppm > COPLAN_CAP_FULL)
 		return -EINVAL;
 	if (want_k < 1)
 		want_k = 1;
@@ -411,18 +460,22 @@ int coplan_make(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns, 
 		want_k = nslots;
 	sbytes = fit_scratch_bytes(pb->njobs, pb->nnodes, pb->nplace);
 	scratch = malloc(sbytes);
-	if (!scratch)
-		return -ENOMEM;
+	fj = malloc(pb->njobs * sizeof(*fj));
+	if (!scratch || !fj) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	/* rotations change who leads the first slots, hence which pairs form; a few suffice
 	 * to find a colourable plan when the first is not */
 	nrot = pb->njobs < 8 ? pb->njobs : 8;
 	for (uint32_t k = want_k; k >= 1 && !(best.complete && best.colourable); k--) {
-		if (nslots % k || (k > 1 && !share_accurate(pb, nslots / k, nslots, max_excess)))
+		if (nslots % k || (k > 1 && !share_accurate(pb, nslots / k, nslots, max_excess)) ||
+		    usable_slots(nslots / k, cap_ppm) == 0)
 			continue;
 		for (uint32_t r = 0; r < nrot; r++) {
 			memset(&c, 0, sizeof(c));
 			c.k = k;
-			rc = try_plan(pb, nslots / k, r, scratch, sbytes, table, &c);
+			rc = try_plan(pb, nslots / k, cap_ppm, r, fj, scratch, sbytes, table, &c);
 			if (rc)
 				goto out;
 			if (better(&c, &best))
@@ -431,12 +484,25 @@ int coplan_make(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns, 
 				break;
 		}
 	}
+	memset(res, 0, sizeof(*res));
+	if (!best.have) { /* not one slot under the cap (frame / slot < 1 / cap) */
+		res->k = 1;
+		res->slots = nslots;
+		res->colourable = true;
+		memset(table, 0, (size_t)pb->njobs * nslots);
+		for (uint32_t i = 0; i < pb->njobs; i++) {
+			memset(&jobs[i], 0, sizeof(jobs[i]));
+			jobs[i].need = fit_need(pb->jobs[i].util, nslots);
+		}
+		goto out;
+	}
 	/* the table holds the last try: run the best one again (deterministic) */
-	rc = try_plan(pb, nslots / best.k, best.rotate, scratch, sbytes, table, &c);
+	rc = try_plan(pb, nslots / best.k, cap_ppm, best.rotate, fj, scratch, sbytes, table, &c);
 	if (rc)
 		goto out;
 	res->k = best.k;
 	res->slots = nslots / best.k;
+	res->usable = usable_slots(res->slots, cap_ppm);
 	res->rotate = best.rotate;
 	res->complete = best.complete;
 	res->colourable = best.colourable;
@@ -461,6 +527,7 @@ int coplan_make(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns, 
 		j->nwin = (uint32_t)nw;
 	}
 out:
+	free(fj);
 	free(scratch);
 	return rc;
 }

@@ -13,6 +13,15 @@
  * window spans the gap (deadline = span) but keeps slice = the slots it holds, so the
  * job's share is unchanged while its placement inside the span is left to vsched's EDF.
  *
+ * vsched admits per CPU at most its effective cap (utilisation Σ slice / period <= cap,
+ * typically 0.9), so only the first usable = floor(cap · n) slots of every sub-frame of n
+ * slots hold jobs and the others stay empty on every node: no CPU is planned more than its
+ * cap whatever the colouring, and the last slot of the frame is free in every plan (for
+ * any k) whenever cap · n < n, which the staged push relies on (cospush.c, "park"). One cap
+ * for all the planned nodes (the controller passes the smallest): per-node counts would
+ * make the gang rule (a job in the same slots on all its nodes) depend on which nodes a job
+ * spans, and vsched's caps are the same on a uniformly configured cluster.
+ *
  * vsched pins every process to one CPU and admits windows per CPU with an exact demand
  * test, so the processes of one node that run in the same slot must sit on different CPUs:
  * a colouring of the node's conflict graph (processes conflict when their jobs share a
@@ -31,6 +40,7 @@
 
 #define COPLAN_MAX_WINDOWS VSP_MAX_WINDOWS /* per job, what one CONSTRAINT carries */
 #define COPLAN_MAX_SLOTS   1024            /* slots per frame (config `frame` / `slot`) */
+#define COPLAN_CAP_FULL    1000000u        /* cap_ppm of the whole CPU */
 
 struct coplan_job {
 	uint32_t need, got; /* slots per sub-frame: wanted (ceil(U * slots)), given */
@@ -42,6 +52,7 @@ struct coplan_job {
 struct coplan_result {
 	uint32_t k; /* sub-frames per frame used (windows per frame = k * windows per sub-frame) */
 	uint32_t slots;    /* slots per sub-frame = nslots / k */
+	uint32_t usable;   /* of them, the first that may hold jobs: floor(cap · slots) */
 	uint32_t rotate;   /* rotation of the job list that was kept */
 	bool complete;     /* every job got its need */
 	bool colourable;   /* every node coloured with its CPUs */
@@ -73,12 +84,16 @@ int coplan_colour(const struct fit_problem *pb, const uint8_t *table, uint32_t n
  * CPU, e.g. the jobs' epsilon) and by more than the whole frame rounds it; for each a few
  * rotations of the job list; keeps the first plan where every job gets its share and every
  * node colours; if there is none, the best one found (complete first, then colourable, then
- * the largest k), with the flags saying what is wrong. table receives njobs * (nslots / k)
- * bytes (row i = job i, one sub-frame): allocate njobs * nslots. jobs[i] gets the windows.
- * Returns 0, -EINVAL (malformed problem), -ENOMEM.
+ * the largest k), with the flags saying what is wrong. cap_ppm (1..COPLAN_CAP_FULL) is the
+ * per-CPU cap of the nodes: in every sub-frame of n slots only the first floor(cap_ppm · n /
+ * 10^6) hold jobs, so no CPU gets more (a job whose need is above that is short: not
+ * complete); a k whose sub-frames leave no usable slot is skipped, and with none left every
+ * job gets 0 slots (not complete). table receives njobs * (nslots / k) bytes (row i = job
+ * i, one sub-frame): allocate njobs * nslots. jobs[i] gets the windows. Returns 0, -EINVAL
+ * (malformed problem, cap_ppm out of range), -ENOMEM.
  */
 int coplan_make(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns, uint32_t want_k,
-                double max_excess, uint8_t *table, struct coplan_job *jobs,
+                double max_excess, uint32_t cap_ppm, uint8_t *table, struct coplan_job *jobs,
                 struct coplan_result *res);
 
 #endif

@@ -14,6 +14,11 @@
  * `node_net_capacity`, else the agent's NODE_HELLO figures, else the node's mean demand per
  * CPU-slot times its CPUs, which makes every slot aim at the average load).
  *
+ * No CPU is planned above what vsched admits there: only the first floor(cap * slots)
+ * slots of every sub-frame hold jobs, cap = the smallest per-CPU admission cap of the nodes
+ * the planned jobs are on (NODE_INFO; CTLD_CAP_DEFAULT_PPM while a node has not reported
+ * one), so a raise the cap has no room for is refused here ("no room") instead of by vsched.
+ *
  * Processes vsched has already pinned (TASK_STATS cpu) are kept apart from the processes
  * pinned to the same CPU (fit_problem.place_cpus), and the colouring check keeps them on
  * their CPU (coplan_colour): a new plan can be applied with `set` where the processes are.
@@ -160,6 +165,7 @@ static bool windows_equal(uint8_t na, const struct vsp_resv *a, uint8_t nb,
 struct build {
 	uint32_t nslots, want_k, nj, nn, np;
 	double max_excess;  /* the smallest epsilon of the planned jobs, as a fraction */
+	uint32_t cap_ppm;   /* the smallest per-CPU cap of the nodes the jobs are on */
 	int *jidx, *nidx;   /* plan row -> job, plan node -> node */
 	int *jmap, *nmap;   /* job -> plan row, node -> plan node; -1: not planned */
 	struct fit_job *fj; /* per plan row */
@@ -327,8 +333,13 @@ static void build_problem(struct ctld *d, struct build *b, mono_ns now)
 		}
 	}
 	b->off[b->nn] = b->np;
+	b->cap_ppm = COPLAN_CAP_FULL;
 	for (uint32_t y = 0; y < b->nn; y++) {
 		const struct node *n = d->nodes[b->nidx[y]];
+		uint32_t cap = n->cap_ppm ? n->cap_ppm : CTLD_CAP_DEFAULT_PPM;
+
+		if (b->off[y] < b->off[y + 1] && cap < b->cap_ppm)
+			b->cap_ppm = cap;
 		b->fn[y].cpus = n->ncpus;
 		b->fn[y].mem_cap = (double)(cs->mem_cap ? cs->mem_cap : n->mem_cap);
 		b->fn[y].net_cap = (double)(cs->net_cap ? cs->net_cap : n->net_cap);
@@ -429,10 +440,12 @@ static void plan_log(const struct ctld *d)
 	char a[32], b[32];
 
 	log_info("co-scheduling plan %llu: %u job(s) on %u node(s), %u window-set(s) per "
-	         "frame %s of %u slots of %s, pairing %s%s%s",
+	         "frame %s of %u slots of %s (the first %u of each in use: per-CPU cap), pairing "
+	         "%s%s%s",
 	         (unsigned long long)p->seq, p->njobs, p->nnodes, p->res.k,
 	         duration_format(cs->frame, a, sizeof(a)), p->res.slots,
-	         duration_format(cs->slot, b, sizeof(b)), fit_pairing_name(cs->pairing),
+	         duration_format(cs->slot, b, sizeof(b)), p->res.usable,
+	         fit_pairing_name(cs->pairing),
 	         p->res.complete ? "" : "; some jobs short of their share",
 	         p->res.colourable ? "" : "; NOT pinnable to CPUs on some node");
 	if (!p->res.colourable)
@@ -493,15 +506,15 @@ static int plan_with_cpus(struct build *b, struct fit_problem *pb, const struct 
 			b->pcpus[u[i]] = cpu_bit(b, b->pl[u[i]].node, x % nc);
 			x /= nc;
 		}
-		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table, b->cj,
-		                 res);
+		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->cap_ppm,
+		                 b->table, b->cj, res);
 		found = rc == 0 && res->complete && res->colourable;
 		for (uint32_t i = 0; i < nu; i++)
 			b->pcpus[u[i]] = 0;
 	}
 	if (!found && rc == 0 && nu > 0 && tries <= PIN_TRIES) /* the first plan, again */
-		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table, b->cj,
-		                 res);
+		rc = coplan_make(pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->cap_ppm,
+		                 b->table, b->cj, res);
 	memcpy(b->pcpus, keep, b->np * sizeof(*keep));
 	free(keep);
 	return rc;
@@ -572,11 +585,12 @@ static int build_plan(struct ctld *d, struct build *b, mono_ns now, struct copla
 	                         .node_off = b->off,
 	                         .pairing = cs->pairing,
 	                         .place_cpus = b->pcpus};
-	rc = coplan_make(&pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->table, b->cj, res);
+	rc = coplan_make(&pb, b->nslots, cs->slot, b->want_k, b->max_excess, b->cap_ppm, b->table,
+	                 b->cj, res);
 	for (int all = 0; all < 2 && rc == 0 && !res->complete; all++)
 		if (plan_yield(d, b, res, all))
 			rc = coplan_make(&pb, b->nslots, cs->slot, b->want_k, b->max_excess,
-			                 b->table, b->cj, res);
+			                 b->cap_ppm, b->table, b->cj, res);
 	if (rc == 0 && !(res->complete && res->colourable))
 		rc = plan_with_cpus(b, &pb, cs, res);
 	return rc;

@@ -11,8 +11,9 @@
  *      the same CPU will hold in the new plan keeps only old ∩ new of its windows (a
  *      subset of what it held: it fits);
  *   2. park: such a job with old ∩ new empty holds one slot no other job of its CPUs holds
- *      before, after or while parked (there is one whenever the CPU's plan leaves a slot
- *      free, e.g. under vsched's utilisation cap);
+ *      before, after or while parked (plans leave the slots past the usable ones of each
+ *      sub-frame empty under vsched's per-CPU cap, the frame's last slot whatever the
+ *      number of sub-frames: coplan.h; one job parks per such slot);
  *   3. grow: every due job's planned windows, as its transaction (txn.c: on every node or
  *      none); jobs without windows yet last: vsched places their processes on a CPU by its
  *      own rule, which then finds the plan's room (a provisional reservation in the way of

@@ -48,6 +48,7 @@ static void check_enums(const struct pctl_msg *m)
 		FUZZ_CHECK(m->u.info.selftest <= VSP_SELFTEST_FAILED);
 		FUZZ_CHECK(m->u.info.min_period_ns <= PCTL_MIN_PERIOD_MAX);
 		FUZZ_CHECK(m->u.info.min_period_ns == 0 || m->u.info.selftest == VSP_SELFTEST_DONE);
+		FUZZ_CHECK(m->u.info.cap_ppm <= PCTL_CAP_PPM_MAX);
 		break;
 	}
 }
@@ -82,6 +83,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_accepted();
 	check_enums(&m);
 	n = pctl_size(&m);
+	if (m.type == PCTL_NODE_INFO && size == PCTL_HDR + 9) {
+		/* an older agent's NODE_INFO, without cap_ppm: re-encoded with cap_ppm 0 */
+		static const uint8_t zero[4];
+		FUZZ_CHECK(m.u.info.cap_ppm == 0 && n == (int)size + 4);
+		out = malloc((size_t)n);
+		FUZZ_CHECK(out != NULL);
+		FUZZ_CHECK(pctl_encode(&m, out, (size_t)n) == n);
+		FUZZ_CHECK(memcmp(out, data, size) == 0 && memcmp(out + size, zero, 4) == 0);
+		free(out);
+		pctl_msg_release(&m);
+		return 0;
+	}
 	FUZZ_CHECK(n == (int)size);
 	out = malloc(size);
 	FUZZ_CHECK(out != NULL);

@@ -117,7 +117,7 @@ static void ctl_agent_seeds(void)
 	m.u.cack = (struct pctl_constraint_ack){9, -22, "bsp-64", "slice 5ms > deadline 4ms"};
 	ctl_seed("valid-constraint-ack", &m);
 	m.type = PCTL_NODE_INFO;
-	m.u.info = (struct pctl_node_info){1000000, VSP_SELFTEST_DONE};
+	m.u.info = (struct pctl_node_info){1000000, VSP_SELFTEST_DONE, 900000};
 	ctl_seed("valid-node-info", &m);
 }
 

@@ -11,7 +11,9 @@
  *   - windows: a run across the frame end is split in two, more than 8 are merged (share
  *     kept), every window set passes vsched's vsp_check_windows;
  *   - the CPU colouring check finds a plan vsched could not pin (odd cycle) and accepts
- *     one it can.
+ *     one it can;
+ *   - under vsched's per-CPU cap (90 % of 100 slots) no CPU is planned more, also for jobs
+ *     above it, shares adding up to more, sub-frames and random problems.
  */
 #include <errno.h>
 #include <math.h>
@@ -105,7 +107,7 @@ static void test_fitness_pairs_heavy_with_light(void **state)
 	struct coplan_result res;
 	int hh, ll, hl;
 
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, COPLAN_CAP_FULL, table, jp, &res), 0);
 	assert_int_equal(res.k, 1);
 	assert_int_equal(res.slots, 20);
 	assert_true(res.complete);
@@ -135,7 +137,7 @@ static void test_worst_pairs_alike(void **state)
 	struct coplan_result res;
 	int hh, ll, hl;
 
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, COPLAN_CAP_FULL, table, jp, &res), 0);
 	assert_true(res.complete);
 	count_pairs(table, 20, &hh, &ll, &hl);
 	/* farthest from the ideal point: heavy with heavy, light with light */
@@ -162,9 +164,9 @@ static void test_oblivious_ignores_bandwidth(void **state)
 		swapped[i].mem_bw = 101 - hl_jobs[i].mem_bw;
 	}
 	pb2.jobs = swapped;
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, t1, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, COPLAN_CAP_FULL, t1, jp, &res), 0);
 	assert_true(res.complete);
-	assert_int_equal(coplan_make(&pb2, 20, 5 * MS, 1, 1.0, t2, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb2, 20, 5 * MS, 1, 1.0, COPLAN_CAP_FULL, t2, jp, &res), 0);
 	assert_memory_equal(t1, t2, sizeof(t1));
 	/* list order H1 H2 L1 L2: the head and the next in the list run together */
 	count_pairs(t1, 20, &hh, &ll, &hl);
@@ -237,7 +239,8 @@ static void test_gang_same_slots_every_node(void **state)
 	struct coplan_job jp[4];
 	struct coplan_result res;
 
-	assert_int_equal(coplan_make(&pb, 10, 10 * MS, 1, 1.0, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 10, 10 * MS, 1, 1.0, COPLAN_CAP_FULL, table, jp, &res),
+	                 0);
 	assert_true(res.complete);
 	/* G, Y, Z pairwise share slots on node 1 (a triangle): vsched could not pin them to
 	 * 2 CPUs with disjoint windows, and the plan says so (a known limit of the greedy
@@ -353,7 +356,7 @@ static void test_pinned_cpus(void **state)
 	int hh, ll, hl;
 
 	pb.place_cpus = pins;
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 1, 1.0, COPLAN_CAP_FULL, table, jp, &res), 0);
 	assert_true(res.complete);
 	count_pairs(table, 20, &hh, &ll, &hl);
 	assert_int_equal(hh + ll, 0);
@@ -376,7 +379,7 @@ static void test_subframes(void **state)
 	struct coplan_result res;
 	int hh, ll, hl;
 
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 1.0, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 1.0, COPLAN_CAP_FULL, table, jp, &res), 0);
 	assert_int_equal(res.k, 2);
 	assert_int_equal(res.slots, 10);
 	assert_true(res.complete);
@@ -388,7 +391,7 @@ static void test_subframes(void **state)
 		assert_int_equal(total_slice(&jp[i]), 25 * MS);
 	}
 	/* 3 does not divide 20: k = 2 is used */
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 3, 1.0, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 3, 1.0, COPLAN_CAP_FULL, table, jp, &res), 0);
 	assert_int_equal(res.k, 2);
 }
 
@@ -407,7 +410,8 @@ static void test_subframes_keep_share(void **state)
 	struct coplan_job jp[4];
 	struct coplan_result res;
 
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 0.03, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 0.03, COPLAN_CAP_FULL, table, jp, &res),
+	                 0);
 	assert_int_equal(res.k, 1);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(total_slice(&jp[i]), 45 * MS);
@@ -415,9 +419,11 @@ static void test_subframes_keep_share(void **state)
 	for (int i = 0; i < 4; i++)
 		jobs40[i].util = 0.40;
 	pb.jobs = jobs40;
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 0.03, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 2, 0.03, COPLAN_CAP_FULL, table, jp, &res),
+	                 0);
 	assert_int_equal(res.k, 2);
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 5, 0.03, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 5, 0.03, COPLAN_CAP_FULL, table, jp, &res),
+	                 0);
 	assert_int_equal(res.k, 4);
 	assert_int_equal(res.slots, 5);
 	for (int i = 0; i < 4; i++) {
@@ -425,8 +431,174 @@ static void test_subframes_keep_share(void **state)
 		assert_int_equal(total_slice(&jp[i]), 10 * MS);
 	}
 	/* no tolerance asked for: k = 5 with its rounding, as before */
-	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 5, 1.0, table, jp, &res), 0);
+	assert_int_equal(coplan_make(&pb, 20, 5 * MS, 5, 1.0, COPLAN_CAP_FULL, table, jp, &res), 0);
 	assert_int_equal(res.k, 5);
+}
+
+/*
+ * Checks a plan of nslots slots under a per-CPU cap of cap_ppm (res, table from
+ * coplan_make): in every sub-frame no job is in a slot from usable = floor(cap · slots) on,
+ * so on every CPU of every node (the colouring's CPUs) the jobs hold at most usable slots
+ * per sub-frame and at most cap of the frame as windows; no job gets more than it needs.
+ */
+static void check_cap(const struct fit_problem *pb, uint32_t nslots, mono_ns slot_ns,
+                      uint32_t cap_ppm, const uint8_t *table, const struct coplan_job *jp,
+                      const struct coplan_result *res)
+{
+	struct fit_problem cp = *pb;
+	uint32_t usable = (uint32_t)((uint64_t)res->slots * cap_ppm / COPLAN_CAP_FULL);
+	mono_ns frame = nslots * slot_ns;
+
+	assert_int_equal(res->usable, usable);
+	assert_true(usable < res->slots || cap_ppm == COPLAN_CAP_FULL);
+	for (uint32_t i = 0; i < pb->njobs; i++) {
+		assert_true(jp[i].got <= jp[i].need);
+		for (uint32_t k = usable; k < res->slots; k++)
+			assert_int_equal(table[(size_t)i * res->slots + k], 0);
+		/* windows: at most the usable slots' share of the frame */
+		assert_true(total_slice(&jp[i]) * res->k <= (mono_ns)usable * res->k * slot_ns);
+	}
+	if (!res->colourable)
+		return;
+	cp.nslots = res->slots;
+	for (uint32_t l = 0; l < pb->nnodes; l++) {
+		uint32_t cpu[64] = {0}, at = 0;
+		mono_ns load[64] = {0};
+
+		assert_int_equal(coplan_colour(&cp, table, l, cpu), 0);
+		for (uint32_t x = pb->node_off[l]; x < pb->node_off[l + 1]; x++)
+			for (uint32_t p = 0; p < pb->place[x].procs; p++, at++) {
+				const struct coplan_job *j = &jp[pb->place[x].job];
+				load[cpu[at]] += total_slice(j) * (frame / (res->slots * slot_ns));
+			}
+		for (uint32_t c = 0; c < 64; c++)
+			assert_true(load[c] * COPLAN_CAP_FULL <= (mono_ns)cap_ppm * frame);
+	}
+}
+
+/*
+ * vsched admits at most its cap per CPU (here 90 % of 100 slots of 1 ms): no CPU is planned
+ * more, whatever the jobs ask. Two jobs of one CPU whose shares add up to 95 %: the plan is
+ * short, 90 slots at most; a job alone at 95 % (a floating job above its target) gets 90;
+ * jobs that fit (45 + 45 %) get exactly their shares; sub-frames (k = 2: 45 of 50 slots,
+ * k = 4: 22 of 25); random problems on a 2-CPU node and on two nodes with gangs. The last
+ * slot of the frame is free in every plan.
+ */
+static void test_cap_per_cpu(void **state)
+{
+	(void)state;
+	static const struct fit_node cpu1 = {.cpus = 1, .mem_cap = 100};
+	static const uint32_t off2[] = {0, 2};
+	static const struct fit_place two_on1[] = {{0, 0, 1}, {1, 0, 1}};
+	struct fit_job jobs[6];
+	struct fit_problem pb = {.njobs = 2,
+	                         .nnodes = 1,
+	                         .jobs = jobs,
+	                         .nodes = &cpu1,
+	                         .place = two_on1,
+	                         .nplace = 2,
+	                         .node_off = off2};
+	static uint8_t table[6 * 100];
+	struct coplan_job jp[6];
+	struct coplan_result res;
+	const uint32_t cap = 900000;
+
+	memset(jobs, 0, sizeof(jobs));
+	/* 50 + 45 % on one CPU: short, 90 slots at most */
+	jobs[0].util = 0.50;
+	jobs[1].util = 0.45;
+	assert_int_equal(coplan_make(&pb, 100, MS, 1, 1.0, cap, table, jp, &res), 0);
+	assert_false(res.complete);
+	assert_int_equal(res.usable, 90);
+	assert_int_equal(jp[0].got + jp[1].got, 90);
+	check_cap(&pb, 100, MS, cap, table, jp, &res);
+	/* the same with the whole CPU: both get their shares (95 slots) */
+	assert_int_equal(coplan_make(&pb, 100, MS, 1, 1.0, COPLAN_CAP_FULL, table, jp, &res), 0);
+	assert_true(res.complete);
+	assert_int_equal(jp[0].got + jp[1].got, 95);
+	/* 45 + 45 %: exactly, 10 slots free */
+	jobs[0].util = 0.45;
+	assert_int_equal(coplan_make(&pb, 100, MS, 1, 1.0, cap, table, jp, &res), 0);
+	assert_true(res.complete && res.colourable);
+	assert_int_equal(jp[0].got, 45);
+	assert_int_equal(jp[1].got, 45);
+	check_cap(&pb, 100, MS, cap, table, jp, &res);
+	/* sub-frames: 2 x 50 slots (45 usable): 20 + 23 fit, 25 + 23 do not */
+	jobs[0].util = 0.40;
+	assert_int_equal(coplan_make(&pb, 100, MS, 2, 1.0, cap, table, jp, &res), 0);
+	assert_int_equal(res.k, 2);
+	assert_true(res.complete);
+	assert_int_equal(res.usable, 45);
+	check_cap(&pb, 100, MS, cap, table, jp, &res);
+	jobs[0].util = 0.50;
+	assert_int_equal(coplan_make(&pb, 100, MS, 4, 1.0, cap, table, jp, &res), 0);
+	assert_false(res.complete);
+	check_cap(&pb, 100, MS, cap, table, jp, &res);
+	/* one job alone above the cap */
+	pb.njobs = 1;
+	pb.nplace = 1;
+	{
+		static const uint32_t off1j[] = {0, 1};
+		pb.node_off = off1j;
+		jobs[0].util = 0.95;
+		assert_int_equal(coplan_make(&pb, 100, MS, 1, 1.0, cap, table, jp, &res), 0);
+		assert_false(res.complete);
+		assert_int_equal(jp[0].need, 95);
+		assert_int_equal(jp[0].got, 90);
+		assert_int_equal(total_slice(&jp[0]), 90 * MS);
+		check_cap(&pb, 100, MS, cap, table, jp, &res);
+	}
+	/* cap_ppm out of range */
+	assert_int_equal(coplan_make(&pb, 100, MS, 1, 1.0, 0, table, jp, &res), -EINVAL);
+	assert_int_equal(coplan_make(&pb, 100, MS, 1, 1.0, COPLAN_CAP_FULL + 1, table, jp, &res),
+	                 -EINVAL);
+	/* a frame of one slot has no slot under a 90 % cap: nobody is planned */
+	assert_int_equal(coplan_make(&pb, 1, MS, 1, 1.0, cap, table, jp, &res), 0);
+	assert_false(res.complete);
+	assert_int_equal(jp[0].got, 0);
+	assert_int_equal(jp[0].nwin, 0);
+
+	/* random: 4-6 jobs on a 2-CPU node, or gangs over two 2-CPU nodes, k in 1..5 */
+	srand(7);
+	for (int t = 0; t < 400; t++) {
+		static const struct fit_node n2[] = {{.cpus = 2, .mem_cap = 100},
+		                                     {.cpus = 2, .mem_cap = 100}};
+		struct fit_place place[12];
+		uint32_t off[3], np = 0, nj = 4 + (uint32_t)(rand() % 3);
+		bool two = t % 2;
+		static const uint32_t caps[] = {900000, 850000, 950000, 999999};
+		uint32_t c = caps[t % 4];
+
+		for (uint32_t l = 0; l < (two ? 2u : 1u); l++) {
+			off[l] = np;
+			for (uint32_t i = 0; i < nj; i++)
+				if (!two || l == 0 ? i < 4 || rand() % 2 : i % 2 == 0)
+					place[np++] = (struct fit_place){
+					    .job = i,
+					    .node = l,
+					    .procs = 1 + (uint32_t)(rand() % 4 == 0)};
+		}
+		off[two ? 2 : 1] = np;
+		for (uint32_t i = 0; i < nj; i++) {
+			jobs[i].util = 0.05 + 0.9 * rand() / (double)RAND_MAX;
+			jobs[i].mem_bw = rand() % 100;
+		}
+		struct fit_problem rp = {.njobs = nj,
+		                         .nnodes = two ? 2 : 1,
+		                         .jobs = jobs,
+		                         .nodes = n2,
+		                         .place = place,
+		                         .nplace = np,
+		                         .node_off = off};
+		/* jobs placed nowhere are not planned: the random layout always places all on
+		 * node 0 for the first four; the others may be nowhere on one node */
+		assert_int_equal(
+		    coplan_make(&rp, 100, MS, 1 + (uint32_t)(rand() % 5), 1.0, c, table, jp, &res),
+		    0);
+		check_cap(&rp, 100, MS, c, table, jp, &res);
+		for (uint32_t i = 0; i < nj; i++)
+			assert_int_equal(table[(size_t)i * res.slots + res.slots - 1], 0);
+	}
 }
 
 int main(void)
@@ -443,6 +615,7 @@ int main(void)
 	    cmocka_unit_test(test_subframes),
 	    cmocka_unit_test(test_subframes_keep_share),
 	    cmocka_unit_test(test_pinned_cpus),
+	    cmocka_unit_test(test_cap_per_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

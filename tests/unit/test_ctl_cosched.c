@@ -12,7 +12,9 @@
  *   - a node refusing a job's new windows: the job keeps its previous windows (sent again
  *     with a newer generation), is shown rejected, and is tried again later;
  *   - CPU pins from the task statistics are respected by the next plan;
- *   - a target the plan has no room for is refused ("no room"), the others keep theirs;
+ *   - a target the plan has no room for is refused ("no room"), the others keep theirs,
+ *     also when it fits the whole CPU but not vsched's per-CPU cap (reported in NODE_INFO,
+ *     else 90 %), and no plan gives a CPU more than the cap;
  *   - targets set one by one in several orders, with and without pauses, at 45 % and on
  *     sub-frames at 40 %, against a model of vsched that admits each constraint alone:
  *     nothing is refused, every job ends with its share, heavy jobs never share a slot;
@@ -352,9 +354,12 @@ static void test_no_room_refused(void **state)
 /*
  * A node's vsched as the controller meets it: every process pinned to the CPU where its
  * first windows fit (the least loaded one), each CONSTRAINT admitted alone against what the other
- * jobs of its CPU hold at that moment (windows that share a millisecond of the frame are refused),
- * the acknowledgement at once, the CPUs reported in task statistics.
+ * jobs of its CPU hold at that moment (windows that share a millisecond of the frame are refused,
+ * and so is a CPU loaded above vsched's default cap, 90 ms of the 100 ms frame: the node reports
+ * no cap, the controller assumes that one), the acknowledgement at once, the CPUs reported in
+ * task statistics.
  */
+#define VS_CAP_MS 90
 static struct {
 	int cpu[4];          /* -1: not placed yet */
 	uint8_t occ[4][100]; /* ms of the frame held */
@@ -375,11 +380,17 @@ static void occ_of(const struct sent *m, uint8_t *occ)
 
 static bool vs_fits(int i, int cpu, const uint8_t *occ)
 {
+	uint32_t load = 0;
+
+	for (uint32_t t = 0; t < 100; t++)
+		load += occ[t];
 	for (int o = 0; o < 4; o++)
-		for (uint32_t t = 0; o != i && vs.cpu[o] == cpu && t < 100; t++)
+		for (uint32_t t = 0; o != i && vs.cpu[o] == cpu && t < 100; t++) {
 			if (occ[t] && vs.occ[o][t])
 				return false;
-	return true;
+			load += vs.occ[o][t];
+		}
+	return load <= VS_CAP_MS; /* "load x% + y% exceeds cap 90%" */
 }
 
 /* vsched's rule for a new process: the least loaded CPU where it fits. */
@@ -751,8 +762,72 @@ static void test_above_target_yields(void **state)
 		              slots_of("B"));
 		assert_true(slots_of("A") >= (uint32_t)ta[ph]);
 		assert_true(slots_of("B") >= (uint32_t)tb[ph]);
-		assert_true(slots_of("A") + slots_of("B") <= 100);
+		/* 2 CPUs, each holds a process of A and one of B: vsched's cap, 90 % */
+		assert_true(slots_of("A") + slots_of("B") <= 90);
 	}
+}
+
+/* The node's vsched reports its per-CPU cap (NODE_INFO). */
+static void node_cap(uint32_t ppm, mono_ns now)
+{
+	struct pctl_node_info info = {.cap_ppm = ppm};
+
+	capacity_node_info(&d, 0, &info, now);
+	assert_int_equal(d.nodes[0]->cap_ppm, ppm);
+}
+
+/*
+ * A raise that fits the whole CPU but not vsched's cap is refused by the controller with a
+ * reason, not admitted and then refused by vsched: A and B (a process of each on both CPUs) at
+ * 45 %, A to 50 % needs 95 of 100 slots per CPU. Unknown cap: 90 % assumed; a node reporting
+ * 100 % admits it; a cap lowered to 90 % under targets that add up to 95 % makes a plan that
+ * keeps every CPU within 90 slots (a job short of its target, its loop holding what it gets).
+ */
+static void test_raise_refused_at_cap(void **state)
+{
+	mono_ns now = 10 * NSEC_PER_SEC;
+	int from = 0;
+	char why[256];
+	struct job *a;
+	(void)state;
+
+	two_jobs(now);
+	a = d.jobs[jobs_find(&d, "A")];
+	assert_int_equal(rate_of("A", 45, &from, now), 0);
+	assert_int_equal(rate_of("B", 45, &from, now), 0);
+	settle(&from, &now);
+	assert_int_equal(slots_of("A"), 45);
+	assert_int_equal(slots_of("B"), 45);
+	assert_int_equal(d.plan.res.usable, 90);
+	assert_int_equal(change_target(&d, jobs_find(&d, "A"), 50, (const uint8_t *)"cli", 3, now,
+	                               why, sizeof(why)),
+	                 -ENOSPC);
+	drain();
+	assert_non_null(strstr(why, "no room"));
+	assert_true(a->control.target_pct == 45);
+	settle(&from, &now);
+	assert_int_equal(slots_of("A"), 45);
+	assert_int_equal(slots_of("B"), 45);
+	/* the node's vsched admits the whole CPU: the same raise is admitted */
+	node_cap(1000000, now);
+	settle(&from, &now);
+	assert_int_equal(d.plan.res.usable, 100);
+	assert_int_equal(rate_of("A", 50, &from, now), 0);
+	settle(&from, &now);
+	assert_int_equal(slots_of("A"), 50);
+	assert_int_equal(slots_of("B"), 45);
+	/* the cap drops to 90 %: targets of 95 % no longer fit, the plan stays within 90 */
+	node_cap(900000, now);
+	settle(&from, &now);
+	assert_int_equal(d.plan.res.usable, 90);
+	assert_true(slots_of("A") + slots_of("B") <= 90);
+	assert_true(slots_of("A") >= 1 && slots_of("B") >= 1);
+	assert_true(slots_of("A") < 50 || slots_of("B") < 45);
+	/* a cap not reported any more (an older agent): 90 % assumed, never 100 % */
+	node_cap(0, now);
+	settle(&from, &now);
+	assert_int_equal(d.plan.res.usable, 90);
+	assert_true(slots_of("A") + slots_of("B") <= 90);
 }
 
 static void test_rate_orders(void **state)
@@ -785,6 +860,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_room_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lower_target_accepted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_above_target_yields, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_raise_refused_at_cap, setup, teardown),
 	    RATE_ORDER(0),
 	    RATE_ORDER(1),
 	    RATE_ORDER(2),

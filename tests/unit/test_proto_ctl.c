@@ -177,6 +177,7 @@ static int sample(int i, struct pctl_msg *m)
 		m->type = PCTL_NODE_INFO;
 		m->u.info.min_period_ns = 2000000;
 		m->u.info.selftest = VSP_SELFTEST_DONE;
+		m->u.info.cap_ppm = 900000;
 		return 0;
 	}
 	return -1;
@@ -266,6 +267,7 @@ static void assert_same(const struct pctl_msg *a, const struct pctl_msg *b)
 	case PCTL_NODE_INFO:
 		assert_true(a->u.info.min_period_ns == b->u.info.min_period_ns);
 		assert_int_equal(a->u.info.selftest, b->u.info.selftest);
+		assert_int_equal(a->u.info.cap_ppm, b->u.info.cap_ppm);
 		break;
 	case PCTL_CONSTRAINT_ACK:
 		assert_true(a->u.cack.gen == b->u.cack.gen);
@@ -294,7 +296,9 @@ static void test_round_trip(void **state)
 	}
 }
 
-/* Every prefix of a valid frame, and the frame plus one byte, is refused; nothing leaks. */
+/* Every prefix of a valid frame, and the frame plus one byte, is refused; nothing leaks.
+ * The one exception: NODE_INFO without its last field, cap_ppm, is the older frame
+ * (test_node_info_cap). */
 static void test_every_truncation_refused(void **state)
 {
 	struct pctl_msg m, d;
@@ -305,6 +309,8 @@ static void test_every_truncation_refused(void **state)
 		int n = pctl_encode(&m, buf, sizeof(buf));
 		assert_true(n > 0);
 		for (int len = 0; len < n; len++) {
+			if (m.type == PCTL_NODE_INFO && len == n - 4)
+				continue;
 			why[0] = '\0';
 			assert_int_equal(pctl_decode(buf, (size_t)len, &d, why, sizeof(why)),
 			                 -EBADMSG);
@@ -339,6 +345,8 @@ static void test_sizes(void **state)
 	assert_int_equal(pctl_size(&m), 14 + 3 * 32 + 4);
 	sample(11, &m);
 	assert_int_equal(pctl_size(&m), PCTL_HDR + 8);
+	sample(13, &m);
+	assert_int_equal(pctl_size(&m), 17);
 }
 
 static int encode_sample(int i)
@@ -502,20 +510,79 @@ static void test_constraint_ranges(void **state)
 	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
 	/* NODE_INFO: a known self-test state; a period only with DONE, at most 10 s. */
 	n = encode_sample(13);
-	assert_int_equal(n, PCTL_HDR + 9);
+	assert_int_equal(n, PCTL_HDR + 13);
 	buf[PCTL_HDR + 8] = VSP_SELFTEST_FAILED + 1;
 	why[0] = '\0';
 	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "self-test state"));
 	buf[PCTL_HDR + 8] = VSP_SELFTEST_RUNNING;
 	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EINVAL);
-	assert_int_equal(pctl_decode(buf, (size_t)n - 1, &d, why, sizeof(why)), -EBADMSG);
 	sample(13, &m);
 	m.u.info.min_period_ns = PCTL_MIN_PERIOD_MAX + 1;
 	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
 	m.u.info.min_period_ns = 0;
 	m.u.info.selftest = VSP_SELFTEST_FAILED;
-	assert_true(pctl_encode(&m, buf, sizeof(buf)) == PCTL_HDR + 9);
+	assert_true(pctl_encode(&m, buf, sizeof(buf)) == PCTL_HDR + 13);
+}
+
+/* NODE_INFO's cap_ppm: up to the whole CPU (1000000 ppm), 0 = unknown; the older 13-byte
+ * frame (no cap) is read as unknown; other lengths are refused. */
+static void test_node_info_cap(void **state)
+{
+	struct pctl_msg m, d;
+	char why[200];
+	int n;
+
+	(void)state;
+	sample(13, &m);
+	m.u.info.cap_ppm = PCTL_CAP_PPM_MAX;
+	n = pctl_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, PCTL_HDR + 13);
+	assert_int_equal(buf[PCTL_HDR + 9], 0x40); /* 1000000 = 0x000f4240, little-endian */
+	assert_int_equal(buf[PCTL_HDR + 11], 0x0f);
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), 0);
+	assert_int_equal(d.u.info.cap_ppm, PCTL_CAP_PPM_MAX);
+	/* above the whole CPU: refused by the encoder and, with a reason, by the decoder */
+	m.u.info.cap_ppm = PCTL_CAP_PPM_MAX + 1;
+	assert_int_equal(pctl_encode(&m, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(pctl_size(&m), -EINVAL);
+	m.u.info.cap_ppm = 900000;
+	n = pctl_encode(&m, buf, sizeof(buf));
+	buf[PCTL_HDR + 9] = 0x41; /* 1000001 */
+	buf[PCTL_HDR + 10] = 0x42;
+	buf[PCTL_HDR + 11] = 0x0f;
+	buf[PCTL_HDR + 12] = 0;
+	why[0] = '\0';
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "cap 1000001 ppm"));
+	assert_int_equal(d.type, 0);
+	buf[PCTL_HDR + 12] = 0x80; /* 2^31 + ...: far out */
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), -EINVAL);
+	/* 0: unknown, accepted */
+	m.u.info.cap_ppm = 0;
+	n = pctl_encode(&m, buf, sizeof(buf));
+	assert_int_equal(pctl_decode(buf, (size_t)n, &d, why, sizeof(why)), 0);
+	assert_int_equal(d.u.info.cap_ppm, 0);
+	/* an older agent's 13-byte frame: accepted, cap unknown */
+	m.u.info.cap_ppm = 900000;
+	n = pctl_encode(&m, buf, sizeof(buf));
+	memset(&d, 0x55, sizeof(d));
+	assert_int_equal(pctl_decode(buf, (size_t)n - 4, &d, why, sizeof(why)), 0);
+	assert_int_equal(d.type, PCTL_NODE_INFO);
+	assert_true(d.u.info.min_period_ns == 2000000);
+	assert_int_equal(d.u.info.cap_ppm, 0);
+	/* its fields are still checked */
+	buf[PCTL_HDR + 8] = VSP_SELFTEST_FAILED + 1;
+	assert_int_equal(pctl_decode(buf, (size_t)n - 4, &d, why, sizeof(why)), -EINVAL);
+	buf[PCTL_HDR + 8] = VSP_SELFTEST_DONE;
+	/* every other length: short or long */
+	for (size_t len = PCTL_HDR; len <= (size_t)n + 4; len++) {
+		if (len == (size_t)n || len == (size_t)n - 4)
+			continue;
+		why[0] = '\0';
+		assert_int_equal(pctl_decode(buf, len, &d, why, sizeof(why)), -EBADMSG);
+		assert_true(why[0] != '\0');
+	}
 }
 
 static void test_encode_limits(void **state)
@@ -567,6 +634,7 @@ int main(void)
 	    cmocka_unit_test(test_sizes),         cmocka_unit_test(test_header_checks),
 	    cmocka_unit_test(test_bad_fields),    cmocka_unit_test(test_constraint_ranges),
 	    cmocka_unit_test(test_encode_limits), cmocka_unit_test(test_names_and_directions),
+	    cmocka_unit_test(test_node_info_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
