@@ -18,8 +18,14 @@
 # The idle daemon (no task) is measured first. Extra vsched configuration lines can be given
 # in BENCH_VS_EXTRA (e.g. 'perf_events = "off";' or 'stop_method = "signal";'). With
 # BENCH_PROFILE=1 each vsched case is then profiled for 5 s (perf cpu-clock: OUT.profN).
+# With BENCH_SYSCALLS=1 each vsched case then counts vsched's system calls for SYSCALL_WINDOW s
+# (default 10; perf stat on the syscall tracepoints of its threads, counting only, no
+# sampling): calls per second by thread kind and call, dispatcher wake-ups and context
+# switches per second, to OUT.sysN (a cost metric far less noisy than CPU %).
+# OVH_DEADLINE=0 leaves out the SCHED_DEADLINE cases.
 # Output (OUT, default $TMP/overhead.raw): key=value lines, one group per case.
-# Bounded: about 80 s (about 2 min more with BENCH_PROFILE).
+# Bounded: about 80 s (about 2 min more with BENCH_PROFILE, 2 SYSCALL_WINDOW + 2 s more per
+# case with BENCH_SYSCALLS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sched_lib.sh
@@ -28,6 +34,9 @@ source "$here/sched_lib.sh"
 OUT=${1:-$TMP/overhead.raw}
 WINDOW=${WINDOW:-10}
 CASES=${OVH_CASES:-"8 32"}
+# how long the spinners run: the window, the warm-up and the API calls, and the syscall count
+RUN_S=$((WINDOW + 20))
+[ -z "${BENCH_SYSCALLS:-}" ] || RUN_S=$((RUN_S + 2 * ${SYSCALL_WINDOW:-10}))
 need_root
 write_config 'park = "stop";' ${BENCH_VS_EXTRA:+"$BENCH_VS_EXTRA"}
 start_vsched
@@ -54,7 +63,7 @@ start_background() {
 	local c
 	BG=()
 	for c in 0 1; do
-		spawn taskset -c "$c" "$VS_BIN/bench_spin" -d $((WINDOW + 20))
+		spawn taskset -c "$c" "$VS_BIN/bench_spin" -d $RUN_S
 		BG+=("$SPAWNED")
 	done
 }
@@ -80,7 +89,7 @@ case_vsched() { # N
 	local n=$1 c s tasks=() res=()
 	for c in 0 1; do
 		for s in $(slices "$n" "$c"); do
-			spawn "$VS_BIN/bench_spin" -d $((WINDOW + 20))
+			spawn "$VS_BIN/bench_spin" -d $RUN_S
 			ctl task add "$SPAWNED" --period 10ms --slice "${s}us" --cpu "$c" --park stop >/dev/null ||
 				fail "task add on CPU $c refused"
 			tasks+=("$SPAWNED")
@@ -110,6 +119,7 @@ case_vsched() { # N
 		echo "vsched${n}_task_err_min_max=${err// /,}"
 	} | tee -a "$OUT"
 	[ -z "${BENCH_PROFILE:-}" ] || profile "$n"
+	[ -z "${BENCH_SYSCALLS:-}" ] || syscall_stat "$n"
 	for c in "${tasks[@]}"; do ctl task del "$c" >/dev/null 2>&1 || true; done
 	stop_all "${tasks[@]}" "${BG[@]}"
 }
@@ -155,11 +165,54 @@ syscall_counts() {
 			END { for (k in c) printf "%8.1f  %s\n", c[k] / 2, k }' | sort -rn | head -20
 }
 
+dsw() { # FIELD: Σ over vsched's dispatcher threads of that /proc status line
+	local d
+	for d in /proc/"$VSCHED_PID"/task/*; do
+		if grep -q '^vsched-cpu' "$d/comm" 2>/dev/null; then grep "^$1:" "$d/status" || true; fi
+	done | awk '{ s += $2 } END { print s + 0 }'
+}
+
+# syscall_stat N: vsched's system calls over SYSCALL_WINDOW s, counted per thread by the
+# kernel's tracepoints (perf stat: a counter per thread and call, no samples, no drops), to
+# OUT.sysN: calls/s by call for the dispatchers together ("disp") and for the other threads
+# ("other": API, ZeroMQ), and the totals. Each dispatcher loop turn makes one futex wait, so
+# "disp futex" is the dispatchers' wake-ups/s. Their context switches/s (voluntary: sleeps)
+# come from /proc over a window of the same length just before, without perf (counting
+# tracepoints makes the counted threads switch more).
+syscall_stat() {
+	local f="$OUT.sys$1" t=${SYSCALL_WINDOW:-10} tid v0 n0 v1 n1
+	command -v perf >/dev/null || { echo "syscall_stat: no perf" >"$f"; return 0; }
+	for tid in /proc/"$VSCHED_PID"/task/*; do
+		echo "${tid##*/} $(cat "$tid"/comm 2>/dev/null)"
+	done >"$TMP/sys.names"
+	v0=$(dsw voluntary_ctxt_switches)
+	n0=$(dsw nonvoluntary_ctxt_switches)
+	sleep "$t"
+	v1=$(dsw voluntary_ctxt_switches)
+	n1=$(dsw nonvoluntary_ctxt_switches)
+	perf stat --per-thread -x, -e 'syscalls:sys_enter_*' -p "$VSCHED_PID" -o "$TMP/sys.stat" \
+		-- sleep "$t" >/dev/null 2>&1 || { echo "(perf stat failed)" >"$f"; return 0; }
+	# perf stat -x, --per-thread: "comm-tid,count,,event,..."
+	awk -F, -v t="$t" -v names="$TMP/sys.names" '
+		BEGIN { while ((getline l < names) > 0) { split(l, a, " "); comm[a[1]] = a[2] } }
+		NF < 4 || $2 !~ /^[0-9]+$/ || $2 == 0 { next }
+		{ tid = $1; sub(/.*-/, "", tid); k = comm[tid] ~ /^vsched-cpu/ ? "disp" : "other"
+		  ev = $4; sub(/^syscalls:sys_enter_/, "", ev); c[k " " ev] += $2; tot[k] += $2 }
+		END { for (x in c) printf "%9.1f  %s\n", c[x] / t, x
+		      printf "%9.1f  disp TOTAL\n%9.1f  other TOTAL\n", tot["disp"] / t, tot["other"] / t }' \
+		"$TMP/sys.stat" | sort -k2,2 -k1,1nr >"$f"
+	{
+		echo "disp_voluntary_ctxsw_per_s=$(awk -v a="$v0" -v b="$v1" -v t="$t" 'BEGIN { printf "%.1f", (b - a) / t }')"
+		echo "disp_involuntary_ctxsw_per_s=$(awk -v c="$n0" -v d="$n1" -v t="$t" 'BEGIN { printf "%.1f", (d - c) / t }')"
+	} >>"$f"
+	sed "s/^/sys$1 /" "$f"
+}
+
 case_deadline() { # N
 	local n=$1 c s tasks=()
 	for c in 0 1; do
 		for s in $(slices "$n" "$c"); do
-			dl_run "$s" 10000 "$VS_BIN/bench_spin" -d $((WINDOW + 20))
+			dl_run "$s" 10000 "$VS_BIN/bench_spin" -d $RUN_S
 			tasks+=("$SPAWNED")
 		done
 	done
@@ -177,6 +230,6 @@ idle=$("$VS_BIN/bench_share" -d 5 "$VSCHED_PID" | awk 'NR == 1 { print $4 }')
 echo "idle_vsched_pct=$idle" | tee -a "$OUT"
 for n in $CASES; do
 	case_vsched "$n"
-	case_deadline "$n"
+	[ "${OVH_DEADLINE:-1}" = 0 ] || case_deadline "$n"
 done
 echo "# $(machine_note)" >>"$OUT"

@@ -8,7 +8,8 @@
  *   2. jobs: close, open or rebuild each window's job (jobs.c: epoch grid or wake-up);
  *   3. chain: the tasks with budget left in EDF order, then the dormant wake-up-anchored
  *      tasks (they must be able to run to be seen waking);
- *   4. apply: park the others, continue the chain at SCHED_RR 98, 97, ... in its order;
+ *   4. apply: park the others, continue the chain at strictly falling SCHED_RR priorities
+ *      from 98 in its order (a task keeps its priority while that order allows it);
  *   5. sleep to the next event (release, deadline, a budget end it must time itself) as an
  *      absolute CLOCK_MONOTONIC time, or until woken (API change, perfwatch detector).
  *
@@ -339,14 +340,30 @@ static void arm_detectors(struct task *t, const struct task_threads *th, bool wa
 	run->det_threads = th->gen;
 }
 
-/* 4b. Continues the chain at SCHED_RR 98, 97, ... in its order. */
+/*
+ * The SCHED_RR priority of chain position k (of len) below priority hi: the task's current
+ * one, cur, when it is below hi and leaves one priority for each position under k down to
+ * VS_PRIO_RAISED - MAX_CHAIN + 1; else hi. Priorities fall strictly along the chain (its
+ * EDF order), and a task leaving or joining the chain does not re-prioritise the others.
+ */
+static int chain_prio(int cur, int hi, int k, int len)
+{
+	int lo = VS_PRIO_RAISED - MAX_CHAIN + 1 + (len - 1 - k);
+
+	assert(lo <= hi);
+	return cur >= lo && cur <= hi ? cur : hi;
+}
+
+/* 4b. Continues the chain at strictly falling SCHED_RR priorities from 98 in its order. */
 static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns now)
 {
+	int hi = VS_PRIO_RAISED;
+
 	for (int k = 0; k < len; k++) {
 		struct task *t = ct->task[d->chain[k]];
 		const struct task_threads *th = rcu_dereference(t->threads);
 		struct task_run *run = &t->run;
-		int prio = VS_PRIO_RAISED - k;
+		int prio = chain_prio(run->prio, hi, k, len);
 		bool setprio = th->gen != run->applied_threads || run->prio != prio;
 		/*
 		 * An enforced task gets SIGCONT at every new job, not only when its enforcer may
@@ -359,6 +376,7 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 		bool was = run->raised;
 
 		assert(prio >= 1 && prio <= VS_PRIO_RAISED);
+		hi = prio - 1;
 		if (atomic_load(&t->exited))
 			continue;
 		/*
