@@ -52,8 +52,19 @@ static long ms_left(mono_ns deadline)
 
 #define MON_ENDPOINT "inproc://zreq-monitor" /* one context per exchange */
 
-/* A handshake refusal reported by the monitor? */
-static bool refused(void *mon)
+/* Connections the server closed during the handshake that make a refusal (see refused). */
+#define DROPS_REFUSED 2
+
+/*
+ * A handshake refusal reported by the monitor? A refusal is a ZAP denial (FAILED_AUTH), a
+ * protocol error (FAILED_PROTOCOL: a client without CURVE that read the CURVE server's
+ * greeting), or DROPS_REFUSED connections closed by the server during the handshake
+ * (FAILED_NO_DETAIL, counted in *drops): libzmq 4.3's server closes at a security mechanism
+ * mismatch as soon as it has read the client's greeting, and when it read it before it had
+ * written its own, the client sees only the close. One such close can also be a server that
+ * stopped; two, on connections ZMQ_RECONNECT_IVL (100 ms) apart, are a server that refuses.
+ */
+static bool refused(void *mon, int *drops)
 {
 	bool yes = false;
 
@@ -76,14 +87,16 @@ static bool refused(void *mon)
 			zmq_msg_recv(&ev, mon, ZMQ_DONTWAIT);
 			zmq_msg_close(&ev);
 		}
+		if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+			(*drops)++;
 		yes |= event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ||
-		       event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
+		       event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || *drops >= DROPS_REFUSED;
 	}
 }
 
 /* Waits for events on sock until deadline. Returns 1 ready, 0 timed out, -1 error, -2
- * refused at the handshake (mon). */
-static int wait_ready(void *sock, void *mon, short events, mono_ns deadline)
+ * refused at the handshake (mon; *drops: see refused). */
+static int wait_ready(void *sock, void *mon, short events, mono_ns deadline, int *drops)
 {
 	zmq_pollitem_t item[2] = {{.socket = sock, .events = events},
 	                          {.socket = mon, .events = ZMQ_POLLIN}};
@@ -97,7 +110,7 @@ static int wait_ready(void *sock, void *mon, short events, mono_ns deadline)
 			return -1;
 		if (item[0].revents & events)
 			return 1;
-		if (mon && (item[1].revents & ZMQ_POLLIN) && refused(mon))
+		if (mon && (item[1].revents & ZMQ_POLLIN) && refused(mon, drops))
 			return -2;
 		if (ms_left(deadline) == 0)
 			return 0;
@@ -119,7 +132,8 @@ static int open_req(void *ctx, const char *endpoint, const struct zreq_curve *cu
 	                       zmq_setsockopt(*sock, ZMQ_CURVE_SECRETKEY, curve->sec, 40) != 0)) ||
 	    zmq_socket_monitor(*sock, MON_ENDPOINT,
 	                       ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0 ||
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0 ||
 	    (*mon = zmq_socket(ctx, ZMQ_PAIR)) == NULL ||
 	    zmq_setsockopt(*mon, ZMQ_LINGER, &linger, sizeof(linger)) != 0 ||
 	    zmq_connect(*mon, MON_ENDPOINT) != 0) {
@@ -138,12 +152,12 @@ static int open_req(void *ctx, const char *endpoint, const struct zreq_curve *cu
 static int exchange(void *sock, void *mon, const void *req, size_t len, mono_ns deadline,
                     zmq_msg_t *reply, const char *endpoint, char *why, size_t whylen)
 {
-	int rc = wait_ready(sock, mon, ZMQ_POLLOUT, deadline);
+	int drops = 0, rc = wait_ready(sock, mon, ZMQ_POLLOUT, deadline, &drops);
 
 	if (rc == 1)
 		rc = zmq_send(sock, req, len, ZMQ_DONTWAIT) == (int)len ? 1 : -1;
 	if (rc == 1)
-		rc = wait_ready(sock, mon, ZMQ_POLLIN, deadline);
+		rc = wait_ready(sock, mon, ZMQ_POLLIN, deadline, &drops);
 	if (rc == -2) {
 		text_fmt(why, whylen,
 		         "%s refused the connection at the handshake (key not allowed, "

@@ -350,7 +350,8 @@ int auth_open(struct ctld *d)
 }
 
 /* Handshakes that failed before the ZAP stage (a client without CURVE, a wrong server
- * key, a broken greeting) on the socket of domain: its monitor, read by the loop. */
+ * key, a broken greeting) on the socket of domain: its monitor, read by the loop, stopped
+ * by auth_unwatch. */
 static int auth_watch(struct ctld *d, void *sock, const char *domain)
 {
 	int k = strcmp(domain, AUTH_DOMAIN_AGENTS) == 0 ? 0 : 1, zero = 0;
@@ -359,14 +360,17 @@ static int auth_watch(struct ctld *d, void *sock, const char *domain)
 	text_fmt(ep, sizeof(ep), "inproc://vsched-ctld-monitor-%s", domain);
 	if (zmq_socket_monitor(sock, ep,
 	                       ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0 ||
-	    (d->auth.mon[k] = zmq_socket(d->zctx, ZMQ_PAIR)) == NULL ||
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0)
+		goto fail;
+	d->auth.watched[k] = sock;
+	if ((d->auth.mon[k] = zmq_socket(d->zctx, ZMQ_PAIR)) == NULL ||
 	    zmq_setsockopt(d->auth.mon[k], ZMQ_LINGER, &zero, sizeof(zero)) != 0 ||
-	    zmq_connect(d->auth.mon[k], ep) != 0) {
-		log_warnx("%s socket monitor: %s", domain, zmq_strerror(zmq_errno()));
-		return -1;
-	}
+	    zmq_connect(d->auth.mon[k], ep) != 0)
+		goto fail;
 	return 0;
+fail:
+	log_warnx("%s socket monitor: %s", domain, zmq_strerror(zmq_errno()));
+	return -1;
 }
 
 void auth_monitor_recv(struct ctld *d, int k, mono_ns now)
@@ -392,13 +396,25 @@ void auth_monitor_recv(struct ctld *d, int k, mono_ns now)
 	}
 }
 
-void auth_close(struct ctld *d)
+void auth_unwatch(struct ctld *d)
 {
 	for (int k = 0; k < 2; k++) {
+		/* what is pending first: with the PAIR's pipe full, the I/O thread waits in its
+		 * event send, holding the lock that zmq_socket_monitor takes */
+		if (d->auth.mon[k])
+			auth_monitor_recv(d, k, mono_now());
+		if (d->auth.watched[k])
+			zmq_socket_monitor(d->auth.watched[k], NULL, 0);
+		d->auth.watched[k] = NULL;
 		if (d->auth.mon[k])
 			zmq_close(d->auth.mon[k]);
 		d->auth.mon[k] = NULL;
 	}
+}
+
+void auth_close(struct ctld *d)
+{
+	auth_unwatch(d);
 	if (d->auth.zap)
 		zmq_close(d->auth.zap);
 	d->auth.zap = NULL;

@@ -305,8 +305,9 @@ struct auth {
 	int nkeys;
 	unsigned admin_gid;
 	bool has_group;
-	void *zap;    /* REP on inproc://zeromq.zap.01 */
-	void *mon[2]; /* the agents' and the admin socket's handshake failures (PAIR) */
+	void *zap;        /* REP on inproc://zeromq.zap.01 */
+	void *mon[2];     /* the agents' and the admin socket's handshake failures (PAIR) */
+	void *watched[2]; /* the sockets mon[] reads the monitors of (auth_unwatch) */
 	struct auth_refusal refused[AUTH_REFUSED_MAX];
 	uint64_t refusals;
 };
@@ -698,6 +699,12 @@ void auth_reload(struct ctld *d);
 const struct auth_key *auth_find(const struct auth *a, const char *pub);
 /* Binds the ZAP handler (before any other socket binds). 0 or -1 (logged). */
 int auth_open(struct ctld *d);
+/* Stops the monitors of the watched sockets (their pending events read first) and closes
+ * their PAIR sockets; call it before those sockets close. libzmq 4.3 sends a monitor event
+ * with a blocking send: with the PAIR closed and the monitor still on, an event would block
+ * the I/O thread for ever, and zmq_ctx_term with it. Idempotent. */
+void auth_unwatch(struct ctld *d);
+/* auth_unwatch, then closes the ZAP handler and frees the allow-lists. */
 void auth_close(struct ctld *d);
 /* Sets the security options of sock (domain AUTH_DOMAIN_*) before it binds endpoint and
  * watches its failed handshakes; *secured: its connections are authenticated. 0 or -1
@@ -727,7 +734,9 @@ void loop_end_turn(struct ctld *d, mono_ns now);
  * message comes). */
 mono_ns loop_next_deadline(const struct ctld *d);
 /* Polls and runs turns until *quit is set (by a signal handler); *reload set (SIGHUP):
- * the allow-lists are read again. */
-void loop_run(struct ctld *d, const volatile sig_atomic_t *quit, volatile sig_atomic_t *reload);
+ * the allow-lists are read again. wakefd: sig_wake_fd(), readable once a handler ran
+ * (sigutil.h); the loop drains it. Returns within one turn of a signal that sets *quit. */
+void loop_run(struct ctld *d, const volatile sig_atomic_t *quit, volatile sig_atomic_t *reload,
+              int wakefd);
 
 #endif

@@ -5,7 +5,7 @@
  * the replies (loop_end_turn: the durability contract of persist.c). Between turns the loop sleeps
  * until the earliest deadline any module has (a node's timeout, an acknowledgement's, the
  * planner's, a state write's retry, the dashboard's next frame) or until a message comes,
- * like Redis's ae.c; it never wakes for nothing.
+ * like Redis's ae.c, or a signal (the wake-up pipe of sigutil.h); it never wakes for nothing.
  */
 #include "controller.h"
 
@@ -13,6 +13,7 @@
 #include <zmq.h>
 
 #include "log.h"
+#include "sigutil.h"
 
 void loop_timers(struct ctld *d, mono_ns now)
 {
@@ -65,22 +66,26 @@ static long poll_timeout(mono_ns deadline, mono_ns now)
 	return (long)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
 }
 
-void loop_run(struct ctld *d, const volatile sig_atomic_t *quit, volatile sig_atomic_t *reload)
+void loop_run(struct ctld *d, const volatile sig_atomic_t *quit, volatile sig_atomic_t *reload,
+              int wakefd)
 {
 	while (!*quit) {
 		/* auth.c's sockets may be absent (NULL): then fd -1, which poll ignores */
-		zmq_pollitem_t items[5] = {
+		zmq_pollitem_t items[6] = {
 		    {.socket = d->agents, .events = ZMQ_POLLIN},
 		    {.socket = d->admin, .events = ZMQ_POLLIN},
 		    {.socket = d->auth.zap, .fd = -1, .events = ZMQ_POLLIN},
 		    {.socket = d->auth.mon[0], .fd = -1, .events = ZMQ_POLLIN},
 		    {.socket = d->auth.mon[1], .fd = -1, .events = ZMQ_POLLIN},
+		    {.fd = wakefd, .events = ZMQ_POLLIN},
 		};
 		mono_ns now = mono_now();
-		int n = zmq_poll(items, 5, poll_timeout(loop_next_deadline(d), now));
+		int n = zmq_poll(items, 6, poll_timeout(loop_next_deadline(d), now));
 
 		if (n < 0 && zmq_errno() != EINTR)
 			fatalx("zmq_poll: %s", zmq_strerror(zmq_errno()));
+		/* drained before the flags are read: a signal after this wakes the next poll */
+		sig_wake_drain();
 		now = mono_now();
 		if (*reload) {
 			*reload = 0;

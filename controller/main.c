@@ -25,12 +25,15 @@
 
 static volatile sig_atomic_t quit, reload;
 
+/* Sets the flag, then wakes the loop (sigutil.h: a flag alone can be missed by a poll that
+ * sleeps without a deadline). */
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
 		reload = 1;
 	else
 		quit = 1;
+	sig_wake();
 }
 
 static void usage(FILE *f)
@@ -178,8 +181,11 @@ static int setup(struct ctld *d)
 	return 0;
 }
 
+/* The monitors stop before the sockets they watch close (auth_unwatch), then the sockets,
+ * then the context: zmq_ctx_term returns once every socket is closed (ZMQ_LINGER 0). */
 static void teardown(struct ctld *d)
 {
+	auth_unwatch(d);
 	admin_close(d);
 	agents_close(d);
 	auth_close(d);
@@ -205,10 +211,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_init("vsched-controller", o.fg, o.verbose);
+	if (sig_wake_open() != 0)
+		fatal("wake-up pipe");
 	sig_install(on_signal, (const int[]){SIGTERM, SIGINT, SIGHUP, 0});
 	rc = 1;
 	if (setup(&d) == 0) {
-		loop_run(&d, &quit, &reload);
+		loop_run(&d, &quit, &reload, sig_wake_fd());
 		log_info("stopping");
 		rc = persist_save(&d) == 0 ? 0 : 1;
 	}

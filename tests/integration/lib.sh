@@ -58,6 +58,25 @@ wait_until() {
 	return 1
 }
 
+# stop_wait PID SECONDS: SIGTERM to PID (a child of this shell), then its exit status (the
+# return value) once it exited; fails the test when it is still running after SECONDS, with
+# the kernel's view of where each of its threads waits.
+stop_wait() {
+	local pid=$1 i rc=0 st
+	kill -TERM "$pid" 2>/dev/null || true
+	for i in $(seq 1 $(($2 * 20))); do
+		st=$(ps -o stat= -p "$pid" 2>/dev/null) || break
+		[[ "$st" == Z* ]] && break
+		sleep 0.05
+	done
+	if st=$(ps -o stat= -p "$pid" 2>/dev/null) && [[ "$st" != Z* ]]; then
+		fail "pid $pid still running $2 s after SIGTERM; its threads wait in:" \
+			"$(grep -H . /proc/"$pid"/task/*/wchan 2>/dev/null | tr '\n' ' ')"
+	fi
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
 need_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root for SCHED_FIFO"
 	chrt -f 1 true 2>/dev/null || skip "SCHED_FIFO not permitted here"

@@ -141,8 +141,7 @@ wait_for "$TMP/ctld.log" 'allow-lists not reloaded' 5
 actl full node list >/dev/null || fail "a bad reload dropped the allow-lists in force"
 pass "a bad allow-list on SIGHUP is refused, the previous one stays: $(grep -m1 -o 'allow-lists not reloaded.*' "$TMP/ctld.log")"
 rm "$K/allow/admins/bad"
-kill -TERM "$CTLD_PID"
-wait "$CTLD_PID" || fail "controller exited $? at SIGTERM"
+stop_wait "$CTLD_PID" 15 || fail "controller exited $? at SIGTERM"
 grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP/ctld.log" "$TMP/agent.log" &&
 	fail "sanitizer report"
 
@@ -172,8 +171,7 @@ if command -v setpriv >/dev/null; then
 else
 	echo "# setpriv missing: the uid refusal is not exercised"
 fi
-kill -TERM "$CTLD_PID"
-wait "$CTLD_PID" || fail "controller exited $? at SIGTERM"
+stop_wait "$CTLD_PID" 15 || fail "controller exited $? at SIGTERM"
 
 # --- fail closed at start: one-line reasons ---
 start_refused() { # RE CONFIG_LINES... (the controller must refuse -n and a start)
