@@ -13,10 +13,11 @@
  * anchor's occurrences since the old one's last) or dropped. mpi:F:N   one unit per N calls of F
  * (any thread). pcontrol  one unit per MPI_Pcontrol(1).
  *
- * Until the first unit, every call also calls apprate_progress(r, 0): libapprate then
- * registers the rank (and retries) without sending a rate, so the controller knows the rank
- * but shows "no progress signal yet". Cost per call in auto mode: a hash, a store, a compare
- * and, on the anchor, apprate_iteration (~5 ns); bench/mpi_overhead.c measures it.
+ * The rank registers at MPI_Init; until the first unit, every call also calls
+ * apprate_progress(r, 0), so that libapprate retries a REGISTER that could not be sent, all
+ * without sending a rate: the controller knows the rank but shows "no progress signal yet".
+ * Cost per call in auto mode: a hash, a store, a compare and, on the anchor,
+ * apprate_iteration (~5 ns); bench/mpi_overhead.c measures it.
  *
  * Threads: with MPI_THREAD_MULTIPLE only the thread that initialised MPI feeds the period
  * finder (the ring has one writer); counting modes count every thread (apprate is
@@ -116,14 +117,16 @@ void mpiw_init(int provided)
 	w.all_threads = provided < MPI_THREAD_MULTIPLE;
 	main_thread = true;
 	/* Register now, so that the rank is known (and placed under its job's reservation)
-	 * before it has a rate: wait for the connection, then let libapprate send its
-	 * REGISTER (no REPORT before the first unit). Without this wait a REGISTER dropped
-	 * here is retried only at the first MPI call one report interval later, which a
-	 * short run may never make. The wait ends at once when no agent listens; it lasts up
-	 * to REGISTER_WAIT_MS only while a reachable agent's handshake is slow (a starved
-	 * machine: 100 ms proved too short). */
+	 * before it has a rate: wait for the connection, then send the REGISTER (no REPORT
+	 * before the first unit) through aprt_register_now, not apprate_progress(r, 0), whose
+	 * coarse clock check skips the slow path until the next tick: a short run may make
+	 * all its MPI calls before it. Without the wait a REGISTER dropped here is retried
+	 * only at the first MPI call one report interval later, which a short run may never
+	 * make. The wait ends at once when no agent listens; it lasts up to REGISTER_WAIT_MS
+	 * only while a reachable agent's handshake is slow (a starved machine: 100 ms proved
+	 * too short). */
 	aprt_transport_wait_writable(w.r, REGISTER_WAIT_MS);
-	apprate_progress(w.r, 0);
+	aprt_register_now(w.r);
 	mpiw_on = true;
 }
 

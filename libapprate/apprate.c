@@ -291,6 +291,20 @@ static bool claim_now(struct apprate *r, bool wait)
 	}
 }
 
+/*
+ * Runs the slow path at once, whatever the due time: sends a pending REGISTER if the
+ * connection takes it, and a REPORT only if one is due (never before the first unit).
+ * apprate_progress(r, 0) cannot promise this: its due check reads the coarse clock, which
+ * shows a time before the open until the next tick (4 ms at HZ 250). Never blocks. Returns
+ * aprt_report's result, or -EBUSY if another thread holds the report claim.
+ */
+int aprt_register_now(struct apprate *r)
+{
+	if (!claim_now(r, false))
+		return -EBUSY;
+	return aprt_report(r, false, 0);
+}
+
 APPRATE_EXPORT int apprate_flush(apprate_t *r)
 {
 	if (!r)

@@ -95,6 +95,7 @@ struct apprate {
 
 /* apprate.c */
 void aprt_sums(struct apprate *r, uint64_t *units, uint64_t *mem, uint64_t *net);
+int aprt_register_now(struct apprate *r);
 extern int aprt_force_clock_mode; /* tests: -1 = choose, else enum aprt_clock_mode */
 
 /* transport.c: ZeroMQ side. Called only by the holder of the report claim (or open/close). */

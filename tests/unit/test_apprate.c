@@ -300,6 +300,47 @@ static void test_no_rate_before_first_unit(void **state)
 	agent_stop(a);
 }
 
+/*
+ * aprt_register_now (libapprate-mpi at MPI_Init) sends the REGISTER on a connected handle
+ * whatever the due time, and no REPORT before the first unit. The due time is set ahead
+ * here as the coarse clock leaves it for up to a tick after the open: apprate_progress(r, 0)
+ * then does not register, and a short MPI run could end before that tick.
+ */
+static void test_register_now(void **state)
+{
+	(void)state;
+	struct agent *a = agent_start();
+	apprate_t *r = open_to(a, "init-job", 3, 100);
+	struct apprate_stats st;
+
+	assert_true(aprt_transport_wait_writable(r, 5000));
+	atomic_store(&r->next_due, mono_now() + 10 * NSEC_PER_SEC);
+	apprate_progress(r, 0);
+	assert_int_equal(apprate_stats(r, &st), 0);
+	assert_int_equal(st.registers_sent + st.registers_dropped, 0);
+
+	assert_int_equal(aprt_register_now(r), 1); /* registered, no report due */
+	assert_int_equal(apprate_stats(r, &st), 0);
+	assert_int_equal(st.registers_sent, 1);
+	assert_int_equal(st.reports_sent + st.reports_dropped, 0);
+	uint32_t handle = st.handle;
+	apprate_close(&r);
+
+	uint8_t buf[256];
+	int len = -1;
+	for (int i = 0; i < 50 && len < 0; i++) /* 5 s at most (100 ms receive timeout) */
+		len = zmq_recv(a->pull, buf, sizeof(buf), 0);
+	assert_true(len > 0 && len <= (int)sizeof(buf));
+	struct aproto_msg m;
+	char why[128];
+	assert_int_equal(aproto_decode(buf, (size_t)len, &m, why, sizeof(why)), 0);
+	assert_int_equal(m.type, APROTO_REGISTER);
+	assert_int_equal(m.u.reg.handle, handle);
+	assert_int_equal(m.u.reg.rank, 3);
+	assert_string_equal(m.u.reg.job, "init-job");
+	agent_stop(a);
+}
+
 /* Bytes self-reported by the application arrive in BYTES with the report's sequence. */
 static void test_bytes(void **state)
 {
@@ -654,6 +695,7 @@ int main(void)
 	    cmocka_unit_test(test_rates),
 	    cmocka_unit_test(test_bytes),
 	    cmocka_unit_test(test_no_rate_before_first_unit),
+	    cmocka_unit_test(test_register_now),
 	    cmocka_unit_test(test_env),
 	    cmocka_unit_test(test_no_agent),
 	    cmocka_unit_test(test_threads),
