@@ -246,10 +246,15 @@ static void json_node(FILE *f, const struct padm_node *n)
 	fprintf(f,
 	        ", \"mem_used_bps\": %llu, \"mem_capacity_bps\": %llu, \"mem_source\": %u, "
 	        "\"net_used_bps\": %llu, \"net_capacity_bps\": %llu, \"net_source\": %u, "
-	        "\"floor_ns\": %llu, \"dropped_msgs\": %llu, \"last_heartbeat_ms\": ",
+	        "\"floor_ns\": %llu, \"dropped_msgs\": %llu, \"cpu_cap_pct\": ",
 	        (unsigned long long)n->mem_used, (unsigned long long)n->mem_cap, n->mem_src,
 	        (unsigned long long)n->net_used, (unsigned long long)n->net_cap, n->net_src,
 	        (unsigned long long)n->floor, (unsigned long long)n->dropped);
+	if (n->cap_ppm)
+		fprintf(f, "%.4f", n->cap_ppm / 1e4);
+	else
+		fputs("null", f);
+	fputs(", \"last_heartbeat_ms\": ", f);
 	if (n->hb_age_ms == UINT64_MAX)
 		fputs("null}", f);
 	else

@@ -248,6 +248,46 @@ void dash_jobs(FILE *f, const struct padm_reply *r)
 	}
 }
 
+/* One line: the per-CPU admission cap of the nodes' vsched ("90 % on every node", else
+ * node by node, cut at the dashboard's width); nothing without nodes. */
+static void node_caps(FILE *f, const struct padm_reply *r)
+{
+	char line[DASH_WIDTH + 1], item[64];
+	bool same = true;
+	size_t len;
+
+	if (r->nnodes == 0)
+		return;
+	for (uint16_t i = 1; i < r->nnodes; i++)
+		same &= r->nodes[i].cap_ppm == r->nodes[0].cap_ppm;
+	if (same && r->nodes[0].cap_ppm)
+		text_fmt(line, sizeof(line), "vsched admits %.4g %% per CPU on every node",
+		         r->nodes[0].cap_ppm / 1e4);
+	else if (same)
+		text_fmt(line, sizeof(line), "vsched's per-CPU cap: not reported yet");
+	else {
+		text_fmt(line, sizeof(line), "vsched admits per CPU:");
+		for (uint16_t i = 0; i < r->nnodes; i++) {
+			char name[16];
+			if (r->nodes[i].cap_ppm)
+				text_fmt(item, sizeof(item), " %s %.4g %%%s",
+				         cut(r->nodes[i].name, 12, name, sizeof(name)),
+				         r->nodes[i].cap_ppm / 1e4, i + 1 < r->nnodes ? "," : "");
+			else
+				text_fmt(item, sizeof(item), " %s ?%s",
+				         cut(r->nodes[i].name, 12, name, sizeof(name)),
+				         i + 1 < r->nnodes ? "," : "");
+			len = strlen(line);
+			if (len + strlen(item) > DASH_WIDTH - 4) {
+				text_fmt(line + len, sizeof(line) - len, " ...");
+				break;
+			}
+			text_fmt(line + len, sizeof(line) - len, "%s", item);
+		}
+	}
+	fprintf(f, "%s\n", line);
+}
+
 void dash_nodes(FILE *f, const struct padm_reply *r)
 {
 	fprintf(f, "%-12s %4s %6s %15s %15s %-5s %4s %8s\n", "NODE", "CPUs", "SUM-U",
@@ -256,6 +296,7 @@ void dash_nodes(FILE *f, const struct padm_reply *r)
 		fprintf(f, "(no nodes)\n");
 	for (uint16_t i = 0; i < r->nnodes; i++)
 		node_row(f, &r->nodes[i]);
+	node_caps(f, r);
 	for (uint16_t i = 0; i < r->nnodes; i++)
 		if (r->nodes[i].dropped)
 			fprintf(f, "%.40s: %llu messages dropped (over agent_msg_rate)\n",

@@ -320,7 +320,7 @@ static bool job_ok(const struct padm_job *j)
 static bool node_ok(const struct padm_node *n)
 {
 	return text_name_ok(n->name) && n->up <= 1 && isfinite(n->sum_u) &&
-	       n->mem_src <= PCTL_SRC_MAX && n->net_src <= PCTL_SRC_MAX;
+	       n->mem_src <= PCTL_SRC_MAX && n->net_src <= PCTL_SRC_MAX && n->cap_ppm <= 1000000;
 }
 
 static bool rank_ok(const struct padm_rank *k)
@@ -483,6 +483,7 @@ static void put_node(struct wire_w *w, const struct padm_node *n)
 	wire_put_u64(w, n->hb_age_ms);
 	wire_put_u64(w, n->floor);
 	wire_put_u64(w, n->dropped);
+	wire_put_u32(w, n->cap_ppm);
 }
 
 static void get_node(struct rd *r, struct padm_node *n, bool *strs)
@@ -502,6 +503,7 @@ static void get_node(struct rd *r, struct padm_node *n, bool *strs)
 	n->hb_age_ms = get_u64(r);
 	n->floor = get_u64(r);
 	n->dropped = get_u64(r);
+	n->cap_ppm = get_u32(r);
 }
 
 static void put_rank(struct wire_w *w, const struct padm_rank *k)

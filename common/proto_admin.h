@@ -46,8 +46,9 @@
 
 #include "text.h"
 
-#define PADM_MAGIC       'A'
-#define PADM_VERSION     4 /* 4: node floor, drops; 3: floating U (u_max, U, eff, need) */
+#define PADM_MAGIC   'A'
+#define PADM_VERSION 5 /* 5: node cap; 4: node floor, drops; 3: floating U (u_max, U, eff, need)   \
+	                */
 #define PADM_NAME_MAX    TEXT_NAME_MAX /* job and node names: text_name_ok() */
 #define PADM_REASON_MAX  200           /* reasons, bytes */
 #define PADM_MAX_RECORDS 8192          /* of each kind in a reply */
@@ -204,8 +205,10 @@ struct padm_node {
 	uint64_t hb_age_ms;       /* since the last message; UINT64_MAX: never */
 	uint64_t floor;           /* the finest period the controller asks of it, ns (0: none) */
 	uint64_t dropped;         /* its messages over agent_msg_rate, dropped */
+	uint32_t cap_ppm;         /* its vsched's per-CPU admission cap, ppm (<= 1e6); 0: not
+	                           * reported yet */
 };
-#define PADM_NODE_FIXED (1 + 2 + 4 + 2 + 8 + 4 * 8 + 2 + 8 + 2 * 8)
+#define PADM_NODE_FIXED (1 + 2 + 4 + 2 + 8 + 4 * 8 + 2 + 8 + 2 * 8 + 4)
 
 struct padm_rank {
 	char job[PADM_NAME_MAX + 1];

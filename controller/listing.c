@@ -195,6 +195,7 @@ static void fill_node(const struct ctld *d, int i, struct padm_node *o, mono_ns 
 	o->hb_age_ms = n->last_seen ? (now - n->last_seen) / NSEC_PER_MSEC : UINT64_MAX;
 	o->floor = n->floor;
 	o->dropped = n->dropped;
+	o->cap_ppm = n->cap_ppm;
 }
 
 static void fill_rank(const struct ctld *d, const struct job *jb, uint32_t q, struct padm_rank *o)

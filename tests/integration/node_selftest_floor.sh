@@ -6,7 +6,8 @@
 #    replaces it;
 #  - a job whose rank joins that node afterwards shows that floor (job show --json);
 #  - an agent that starts again sends it again; the node keeps its floor: a job that joins
-#    after has it too.
+#    after has it too;
+#  - node list --json shows the node's per-CPU admission cap as its vsched states it.
 # Bounded: the whole test runs under a 100 s timeout.
 if [ -z "${CTLD_TEST_TIMED:-}" ]; then
 	CTLD_TEST_TIMED=1 exec timeout -k 5 100 bash "$0" "$@"
@@ -26,6 +27,14 @@ selftest_over() {
 wait_until 20 selftest_over || ctld_fail "n1's self-test still running after 20 s: $ST"
 [ "$(jq -r .selftest <<<"$ST")" = done ] || ctld_fail "n1's self-test did not finish: $ST"
 P=$(jq -r .min_period_ns <<<"$ST")
+
+# the node's admission cap as its vsched states it, in node list (the co-scheduling planner
+# keeps every CPU under it)
+CAP=$(jq -r .cap_pct <<<"$ST")
+node_cap() { actl node list --json | jq -r '.[] | select(.name == "n1") | .cpu_cap_pct'; }
+cap_is() { awk -v a="$(node_cap)" -v b="$CAP" 'BEGIN { exit !(a != "null" && a - b < 0.01 && b - a < 0.01) }'; }
+wait_until 5 cap_is || ctld_fail "node list: n1's cap $(node_cap) %, its vsched's $CAP %"
+pass "node list shows n1's per-CPU admission cap, $CAP % as its vsched states it"
 sent() { grep -c 'node info sent' "$TMP/agent-n1.log" || true; }
 if [ "$P" = 0 ]; then
 	# no period up to 100 ms served with < 1 % misses: nothing to take, nothing taken

@@ -212,6 +212,7 @@ static void fill_reply(struct padm_reply *r)
 	nodes[0].sum_u = 12.5;
 	nodes[0].hb_age_ms = UINT64_MAX;
 	nodes[0].mem_src = 4;
+	nodes[0].cap_ppm = 900000;
 	strcpy(nodes[1].name, "n2");
 	for (int i = 0; i < 3; i++) {
 		strcpy(ranks[i].job, "alpha");
@@ -264,6 +265,7 @@ static void test_reply_roundtrip(void **state)
 	assert_int_equal(out.nodes[0].ncpus, 64);
 	assert_true(out.nodes[0].sum_u == 12.5);
 	assert_true(out.nodes[0].hb_age_ms == UINT64_MAX);
+	assert_int_equal(out.nodes[0].cap_ppm, 900000);
 	assert_string_equal(out.ranks[2].node, "n2");
 	assert_int_equal(out.ranks[2].pid, 102);
 	assert_true(isnan(out.ranks[1].rate));
@@ -419,6 +421,9 @@ static void test_reply_refusals(void **state)
 	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
 	fill_reply(&r);
 	strcpy(nodes[1].name, "has blank");
+	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
+	fill_reply(&r);
+	nodes[1].cap_ppm = 1000001; /* more than the whole CPU */
 	assert_int_equal(padm_encode_reply(&r, buf, sizeof(buf)), -EINVAL);
 	fill_reply(&r);
 	jobs[0].current_pct = INFINITY;

@@ -104,12 +104,14 @@ static void sample(struct padm_reply *r)
 	nodes[0].net_src = 5;
 	nodes[0].njobs = 3;
 	nodes[0].hb_age_ms = 420;
+	nodes[0].cap_ppm = 900000;
 
 	strcpy(nodes[1].name, "node-with-a-very-long-name");
 	nodes[1].up = 0;
 	nodes[1].ncpus = 2;
 	nodes[1].njobs = 1;
 	nodes[1].hb_age_ms = 754000;
+	nodes[1].cap_ppm = 950000;
 
 	strcpy(nodes[2].name, "n3");
 	nodes[2].up = 1;
@@ -178,6 +180,27 @@ static void test_golden(void **state)
 		         want);
 	assert_width(text);
 	free(want);
+	free(text);
+}
+
+/* The caps line: one figure when every node reports the same cap. */
+static void test_caps_same(void **state)
+{
+	struct padm_reply r;
+	size_t len;
+	char *text;
+	(void)state;
+
+	sample(&r);
+	for (int i = 0; i < 3; i++)
+		nodes[i].cap_ppm = 900000;
+	text = render(&r, &len);
+	assert_non_null(strstr(text, "vsched admits 90 % per CPU on every node\n"));
+	free(text);
+	for (int i = 0; i < 3; i++)
+		nodes[i].cap_ppm = 0;
+	text = render(&r, &len);
+	assert_non_null(strstr(text, "vsched's per-CPU cap: not reported yet\n"));
 	free(text);
 }
 
@@ -256,6 +279,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_golden),
+	    cmocka_unit_test(test_caps_same),
 	    cmocka_unit_test(test_extremes_fit),
 	    cmocka_unit_test(test_compact_forms),
 	};
