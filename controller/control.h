@@ -335,7 +335,9 @@ const char *control_algo_name(enum control_algo a);
 int control_set_floor(struct control_job *job, mono_ns floor_ns, mono_ns now,
                       struct control_decision *out);
 /* Floating: the most U admission allows the job now (percent, (0, 100]). A U above it is cut
- * at once (CONTROL_R_LIMIT). Other algorithms keep U = target: -EINVAL. */
+ * at once (CONTROL_R_LIMIT). A limit below 100 also closes the bisection of a refused rise
+ * (control_probe_u_limit): the job rises again only after its back-off
+ * (control_retry_u_limit). Other algorithms keep U = target: -EINVAL. */
 int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
                         struct control_decision *out);
 /* Floating, capped by a refused rise: true while the gap between the limit (admitted) and

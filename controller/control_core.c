@@ -525,6 +525,8 @@ int control_set_u_limit(struct control_job *job, double u_pct, mono_ns now,
 	job->fl.u_limit_pct = u_pct;
 	if (u_pct >= 100)
 		job->fl.u_refused_pct = 100.0; /* lifted: what was refused is tried afresh */
+	else /* set from outside (given back, the plan): no bisection up until the back-off */
+		job->fl.u_refused_pct = fmin(job->fl.u_refused_pct, u_pct);
 	if (job->state == CONTROL_CALIBRATING || job->target_pct <= 0 || job->cur_u_pct <= u_pct) {
 		control_keep(job, CONTROL_R_NONE, out);
 		return 0;

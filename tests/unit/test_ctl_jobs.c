@@ -659,7 +659,7 @@ static int gb_start(struct gb_job *x, double pct, mono_ns now)
  * of, and A reaches its target; B never goes below its own. a_first: A's 50 % is its first
  * target (it held no reservation); else a raise from 10 %.
  */
-static void borrowed_u_given_back(bool a_first)
+static void borrowed_u_given_back(bool a_first, double b_eff)
 {
 	mono_ns t = NSEC_PER_SEC;
 	double b_borrowed, b_min = 100;
@@ -668,7 +668,7 @@ static void borrowed_u_given_back(bool a_first)
 
 	d.cfg.job.algo = PADM_ALGO_FLOATING;
 	gb[0] = (struct gb_job){.name = "A", .handle = 1, .pid = 100, .eff = 1.0};
-	gb[1] = (struct gb_job){.name = "B", .handle = 2, .pid = 300, .eff = 0.5};
+	gb[1] = (struct gb_job){.name = "B", .handle = 2, .pid = 300, .eff = b_eff};
 	gb_seen = 0;
 
 	gb_start(&gb[1], 30, t);
@@ -723,13 +723,23 @@ static void borrowed_u_given_back(bool a_first)
 static void test_borrowed_u_given_back_raise(void **state)
 {
 	(void)state;
-	borrowed_u_given_back(false);
+	borrowed_u_given_back(false, 0.5);
 }
 
 static void test_borrowed_u_given_back_first(void **state)
 {
 	(void)state;
-	borrowed_u_given_back(true);
+	borrowed_u_given_back(true, 0.5);
+}
+
+/* B needs more than the CPU (U 100 for 30 % at a third of its share's speed): the node
+ * refused its rises, so it holds a capped U with a bisection gap above it. Having given
+ * back, it must not bisect up at once into the room it gave (measured: it took the room
+ * back 10 ms later, before A's retry, and A stayed at 11 % for a 20 % target). */
+static void test_borrowed_u_given_back_capped_giver(void **state)
+{
+	(void)state;
+	borrowed_u_given_back(false, 0.3);
 }
 
 int main(void)
@@ -745,6 +755,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_commit_failure_retried, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_borrowed_u_given_back_raise, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_borrowed_u_given_back_first, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_borrowed_u_given_back_capped_giver, setup,
+	                                    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
