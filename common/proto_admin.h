@@ -46,9 +46,9 @@
 
 #include "text.h"
 
-#define PADM_MAGIC   'A'
-#define PADM_VERSION 5 /* 5: node cap; 4: node floor, drops; 3: floating U (u_max, U, eff, need)   \
-	                */
+/* Versions: 5 node cap; 4 node floor, drops; 3 floating U (u_max, U, eff, need). */
+#define PADM_MAGIC       'A'
+#define PADM_VERSION     5
 #define PADM_NAME_MAX    TEXT_NAME_MAX /* job and node names: text_name_ok() */
 #define PADM_REASON_MAX  200           /* reasons, bytes */
 #define PADM_MAX_RECORDS 8192          /* of each kind in a reply */
