@@ -105,7 +105,6 @@ for r in 0 1; do
 done
 
 kill -0 "$AGENT_PID" 2>/dev/null || fail "agent died"
-kill -TERM "$AGENT_PID"
-wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
+stop_wait "$AGENT_PID" 10 || fail "agent exit status $? on SIGTERM"
 grep -q 'app_refused=0 ' "$TMP/agent.log" || fail "an application frame was refused"
 pass "agent stopped cleanly, no application frame refused: $(grep -o 'stats: .*' "$TMP/agent.log" | tail -1 | cut -c1-100)"

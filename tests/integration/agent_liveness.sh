@@ -78,8 +78,7 @@ pass "no vsched: constraint refused with the reason ($(grep -m1 '^CONSTRAINT_ACK
 # 5. The agent restarts: a new instance number.
 I1=$(sed -n 's/^HELLO .* instance=\([0-9a-f]*\)$/\1/p' "$TMP/peer.out" | tail -1)
 H=$(count "$TMP/peer.out" '^HELLO node=live ')
-kill -TERM "$AGENT_PID"
-wait "$AGENT_PID" || fail "agent exit status $?"
+stop_wait "$AGENT_PID" 10 || fail "agent exit status $?"
 start_agent
 wait_count "$TMP/peer.out" '^HELLO node=live ' $((H + 1)) 5
 I2=$(sed -n 's/^HELLO .* instance=\([0-9a-f]*\)$/\1/p' "$TMP/peer.out" | tail -1)

@@ -64,8 +64,7 @@ EOF
 	wait_for "$TMP/peer.out" "^HELLO node=$name " 5
 }
 stop_agent() {
-	kill -TERM "$AGENT_PID"
-	wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
+	stop_wait "$AGENT_PID" 10 || fail "agent exit status $? on SIGTERM"
 }
 
 start_peer

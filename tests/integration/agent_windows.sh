@@ -54,8 +54,7 @@ n=$(ctl task list --json | jq ".[] | select(.pid == $R0) | .windows | length")
 pass "gen 3 with three windows applied"
 
 # vsched restarts: the agent gives the epoch back and puts the task back with its windows.
-kill -TERM "$VSCHED_PID"
-wait "$VSCHED_PID" 2>/dev/null || true
+stop_wait "$VSCHED_PID" 10 || true
 : >"$TMP/vsched.log.1"
 mv "$TMP/vsched.log" "$TMP/vsched.log.1"
 start_vsched

@@ -201,7 +201,6 @@ awk -v h="$HELLOS" '/^HELLO node=killnode / { n++ } n > h && /^RATE job=[0-9]+ r
 	fail "no RATE from the app reached the controller through the restarted agent"
 pass "after the restart the app's reports reach the controller again"
 
-kill -TERM "$AGENT_PID"
-wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
+stop_wait "$AGENT_PID" 10 || fail "agent exit status $? on SIGTERM"
 PIDS=("$PEER_PID")
 exit 0

@@ -194,8 +194,7 @@ fi
 		sed -n 's/.* units=\([0-9]*\) .*/\1/p' | awk '{ s += $1; n++ } END { printf "%d %d\n", s, n }') || true
 	[ "$sum" = "$units" ] ||
 		fail "RATE units add up to $sum in $n messages, the app counted units=$units"
-	kill -TERM "$AGENT_PID"
-	wait "$AGENT_PID" || fail "agent exit status $? on SIGTERM"
+	stop_wait "$AGENT_PID" 10 || fail "agent exit status $? on SIGTERM"
 	grep -q 'app_refused=0 ' "$TMP/agent.log" || fail "an application frame was refused"
 	echo "ok - the pkg-config-built app's progress reaches the stand-in controller: $n RATE messages (32 bytes), units add up to units=$units exactly"
 )

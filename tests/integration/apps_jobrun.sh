@@ -43,9 +43,8 @@ PIDS+=("$P")
 for _ in $(seq 1 40); do [ -s "$TMP/pid.out" ] && break; sleep 0.05; done
 [ "$(cat "$TMP/pid.out")" = "$P" ] || fail "command pid $(cat "$TMP/pid.out") != vschedctl's $P"
 t0=$(date +%s%N)
-kill -TERM "$P"
 set +e
-wait "$P"
+stop_wait "$P" 10
 rc=$?
 set -e
 t1=$(date +%s%N)

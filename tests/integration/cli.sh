@@ -124,9 +124,8 @@ PIDS+=("$RUN")
 sleep 0.5
 CHILD=$(ctl task list --json | jq -r '.[0].pid // empty')
 [ -n "$CHILD" ] || fail "run: no task appeared"
-kill -TERM "$RUN"
 set +e
-wait "$RUN"
+stop_wait "$RUN" 10
 rc=$?
 set -e
 [ "$rc" -eq 143 ] || fail "run killed by SIGTERM: exit $rc, expected 143"

@@ -13,15 +13,33 @@ ENDPOINT="ipc://$TMP/api.sock"
 PIDS=()
 VSCHED_PID=
 
+# cleanup (at exit): SIGTERM to every process the test started (recorded pids and the
+# shell's background jobs), then waits for them; a child still running 10 s later is named
+# and killed, so a test never leaves a process behind (it would hold the RT lock).
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
+	local p st left t
+	left=("${PIDS[@]}" $VSCHED_PID $(jobs -p))
+	for p in "${left[@]}"; do
 		kill -CONT "$p" 2>/dev/null || true
 		kill -TERM "$p" 2>/dev/null || true
 	done
-	if [ -n "$VSCHED_PID" ]; then
-		kill -TERM "$VSCHED_PID" 2>/dev/null || true
-	fi
+	for t in $(seq 1 200); do
+		st=
+		for p in "${left[@]}"; do
+			st=$(ps -o stat= -p "$p" 2>/dev/null) && [[ "$st" != Z* ]] && break
+			st=
+		done
+		[ -z "$st" ] && break
+		sleep 0.05
+	done
+	for p in "${left[@]}"; do
+		# only a child of this shell: a recorded pid that was reaped may have been reused
+		if st=$(ps -o stat=,ppid= -p "$p" 2>/dev/null) && [[ "$st" != Z* ]] &&
+			[ "${st##* }" = "$$" ]; then
+			echo "cleanup: pid $p ($(ps -o comm= -p "$p")) still running 10 s after SIGTERM: SIGKILL" >&2
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+	done
 	wait 2>/dev/null || true
 	if [ -n "${KEEP_TMP:-}" ]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
 }
