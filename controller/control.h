@@ -130,9 +130,11 @@ struct control_params {
 	double u_max_pct;      /* floating: the most U the job may hold, (0, 100]; default 100 */
 	uint32_t eval_periods; /* floating: an evaluation spans at least this many periods; 4 */
 	mono_ns eval_min_ns;   /* floating: ... and at least this long; default 0 */
-	mono_ns eval_max_ns;   /* floating: the noise-driven evaluation length stops here; 8 s */
+	mono_ns eval_max_ns;   /* floating: the noise-driven evaluation length stops here; 1 s */
 	mono_ns u_slot_ns;     /* floating: U in whole slots of this length per period (the
 	                          co-scheduling slot q); 0: continuous (default) */
+	bool len_trial;        /* floating: a doubled evaluation length is kept only where it
+	                          averaged the noise (default); false: it grows while noisy */
 };
 
 struct control_decision {
@@ -198,19 +200,25 @@ struct control_float {
 	double slope;         /* dr/dU at the current period (points per point); 0: not known */
 	struct control_fpoint pts[CONTROL_FPTS]; /* evaluations at the current period (ring) */
 	uint32_t npts, pts_pos;
-	double noise_pct;    /* s.d. of one evaluation's rate, points */
-	uint32_t noise_n;    /* measured pairs in noise_pct (besides the configured guess) */
-	double prev_e;       /* previous evaluation's error at this constraint and target (NAN) */
-	uint32_t win_mult;   /* evaluation length multiplier, 1..: doubled while noisy */
-	uint32_t settled;    /* consecutive evaluations inside the dead band */
-	uint32_t steps;      /* U steps at the current period */
-	bool full_step;      /* the last step was against a real change (beyond 3 dead bands) */
-	double need_u_pct;   /* unreachable: the U the model says the target needs (NAN) */
-	uint8_t search;      /* enum control_fsearch */
-	int8_t dir;          /* probing direction: -1 finer, +1 coarser */
-	bool searched;       /* the period search is done (until the floor moves) */
-	bool improved;       /* a probe of this search beat the start */
-	mono_ns best_period; /* the search's best period so far and the U it needs */
+	double noise_pct;   /* s.d. of one evaluation's rate, points */
+	uint32_t noise_n;   /* measured pairs in noise_pct (besides the configured guess) */
+	double prev_e;      /* previous evaluation's error at this constraint and target (NAN) */
+	uint32_t win_mult;  /* evaluation length multiplier, 1..: doubled while noisy ... */
+	uint32_t win_cap;   /* ... up to this (lowered where doubling did not average) */
+	double len_var;     /* sum of the pairs' variances (d^2/2) at the current length ... */
+	uint32_t len_pairs; /* ... over this many pairs, of len_evals evaluations */
+	uint32_t len_evals;
+	double var_before;    /* a doubling on trial: the variance before it (0: none) ... */
+	uint32_t mult_before; /* ... and the multiplier */
+	uint32_t settled;     /* consecutive evaluations inside the dead band */
+	uint32_t steps;       /* U steps at the current period */
+	bool full_step;       /* the last step was against a real change (beyond 3 dead bands) */
+	double need_u_pct;    /* unreachable: the U the model says the target needs (NAN) */
+	uint8_t search;       /* enum control_fsearch */
+	int8_t dir;           /* probing direction: -1 finer, +1 coarser */
+	bool searched;        /* the period search is done (until the floor moves) */
+	bool improved;        /* a probe of this search beat the start */
+	mono_ns best_period;  /* the search's best period so far and the U it needs */
 	double best_u;
 	bool unplaced;    /* the first U of its target was refused: no reservation held (U 100 in
 	                   * the loop means unconstrained); the limit is bisected up from 0 */
@@ -254,6 +262,7 @@ struct control_job {
 	uint32_t round;
 	uint32_t round_count; /* ranks reported in this round */
 	mono_ns round_start;
+	mono_ns last_span_ns; /* how long the last evaluated round lasted */
 
 	/* counters */
 	uint64_t reports;             /* rank reports accepted */

@@ -70,6 +70,7 @@ void control_params_default(struct control_params *p)
 	p->eval_periods = 4;
 	p->eval_min_ns = 0;
 	p->eval_max_ns = 8 * NSEC_PER_SEC;
+	p->len_trial = true;
 }
 
 int control_params_check(const struct control_params *p)
@@ -432,6 +433,7 @@ int control_on_report(struct control_job *job, uint32_t rank, uint64_t units, mo
 	}
 
 	rate = round_rate(job);
+	job->last_span_ns = now - job->round_start;
 	start_round(job, now);
 	job->evaluations++;
 	if (rate > job->r_observed_max)

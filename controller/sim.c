@@ -26,8 +26,11 @@
  * period is ~ sqrt(o / wait coefficient), a few ms with the defaults, and the best |r - U| is a
  * fraction of a point.
  *
- * Noise: each iteration's duration is multiplied by (1 + noise * N(0,1)) (seeded); each
- * rank measures its interval with an extra (1 + rank_noise * N(0,1)). All ranks report at
+ * Noise: each iteration's duration is multiplied by (1 + noise * N(0,1)) (seeded) and,
+ * with drift set, by (1 + m), m an Ornstein-Uhlenbeck process of s.d. drift and correlation
+ * time drift_tau_s (drawn at each iteration's start): correlated noise, like a co-runner's
+ * memory traffic, that successive evaluations share. Each rank measures its interval with an
+ * extra (1 + rank_noise * N(0,1)). All ranks report at
  * the end of every iteration (a BSP barrier), 1 unit each. A constraint change in the middle
  * of an iteration changes the speed from then on (the report then mixes both constraints).
  */
@@ -112,6 +115,13 @@ double sim_model_rate(const struct sim_params *p, mono_ns period, mono_ns slice)
 static void new_iteration(struct sim *s)
 {
 	double k = 1.0 + s->p.noise * sim_gauss(&s->rng);
+
+	if (s->p.drift > 0 && s->p.drift_tau_s > 0) {
+		double a = exp(-(double)(s->now - s->drift_at) / 1e9 / s->p.drift_tau_s);
+		s->drift = a * s->drift + sqrt(1 - a * a) * s->p.drift * sim_gauss(&s->rng);
+		s->drift_at = s->now;
+		k *= 1.0 + s->drift;
+	}
 	s->iter_scale = k < 0.5 ? 0.5 : k;
 	s->progress = 0;
 	s->iter_start = s->now;
@@ -127,6 +137,7 @@ void sim_init(struct sim *s, const struct sim_params *p, mono_ns start)
 		s->p.nranks = 1;
 	s->rng = p->seed * 0x9E3779B97F4A7C15ULL + 1;
 	s->now = start;
+	s->drift_at = start;
 	s->period_ns = 0;
 	s->slice_ns = 0;
 	new_iteration(s);

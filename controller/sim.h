@@ -24,13 +24,15 @@ enum sim_shape {
 };
 
 struct sim_params {
-	double comp, comm; /* compute : communicate ratio, e.g. 5:1, 1:1, 1:5 */
-	double t_full_s;   /* iteration time at full speed (R_max = 1/t_full_s iter/s) */
-	uint32_t nranks;   /* ranks (one per node, <= 64), each reports every iteration */
-	double exchanges;  /* message exchanges per iteration if it only communicated */
-	double ovh_s;      /* CPU time lost per period (context switches, cache refill) */
-	double noise;      /* relative s.d. of an iteration's duration */
-	double rank_noise; /* relative s.d. of a rank's measured interval */
+	double comp, comm;  /* compute : communicate ratio, e.g. 5:1, 1:1, 1:5 */
+	double t_full_s;    /* iteration time at full speed (R_max = 1/t_full_s iter/s) */
+	uint32_t nranks;    /* ranks (one per node, <= 64), each reports every iteration */
+	double exchanges;   /* message exchanges per iteration if it only communicated */
+	double ovh_s;       /* CPU time lost per period (context switches, cache refill) */
+	double noise;       /* relative s.d. of an iteration's duration */
+	double rank_noise;  /* relative s.d. of a rank's measured interval */
+	double drift;       /* relative s.d. of a slowly varying speed factor (0: none) ... */
+	double drift_tau_s; /* ... and its correlation time (e.g. a co-runner's phases) */
 	enum sim_shape shape;
 	double shape_a; /* the shape's parameter */
 	uint64_t seed;
@@ -43,6 +45,8 @@ struct sim {
 	mono_ns period_ns, slice_ns;
 	double progress;   /* fraction of the current iteration done */
 	double iter_scale; /* this iteration's duration multiplier (noise) */
+	double drift;      /* the drift factor's current value (relative) */
+	mono_ns drift_at;  /* when it was last drawn */
 	mono_ns iter_start;
 	uint64_t iters;
 	double last_rate; /* job rate of the last report: slowest rank, units/s */
