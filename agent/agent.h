@@ -260,6 +260,8 @@ struct ctl_link {
 	bool new_instance;      /* the last registration was with another controller instance */
 	uint64_t nrefused;      /* frames refused (log_warnx_limited) */
 	uint64_t nauth;         /* handshakes refused (log_warnx_limited) */
+	uint32_t drops;         /* connections the controller closed during the handshake
+	                           since the last registration */
 };
 
 struct vsc {

@@ -56,7 +56,8 @@ int ctl_open(struct agent *a)
 	if (zmq_socket_monitor(c->sock, MON_ENDPOINT,
 	                       ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
 	                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0)
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+	                           ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0)
 		goto fail;
 	c->mon = zmq_socket(a->zctx, ZMQ_PAIR);
 	if (!c->mon || zmq_connect(c->mon, MON_ENDPOINT) != 0)
@@ -188,6 +189,18 @@ void ctl_on_monitor(struct agent *a)
 			                      ? "ZAP status"
 			                      : "protocol error",
 			                  value);
+		} else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && ++a->ctl.drops >= 2) {
+			/* libzmq's CURVE server closes at a mechanism mismatch as soon as it read
+			 * the client's greeting, which the client then sees as a bare close; one
+			 * can be a controller that stopped, two in a row are a refusal (as in
+			 * common/zreq.c) */
+			a->cnt.ctl_auth_failed++;
+			log_warnx_limited(
+			    &a->ctl.nauth,
+			    "controller link: the controller closed the connection during "
+			    "the handshake %u times: CURVE on one side only, or this "
+			    "node's key not allowed?",
+			    a->ctl.drops);
 		} else if (event == ZMQ_EVENT_DISCONNECTED) {
 			link_lost(a, "disconnected");
 			a->ctl.connected = false;
@@ -201,6 +214,7 @@ void ctl_on_monitor(struct agent *a)
 static void on_registered(struct agent *a, const struct pctl_hello_ack *ack, mono_ns now)
 {
 	a->ctl.state = CTL_UP;
+	a->ctl.drops = 0;
 	a->ctl.next_hb = now;
 	if (ack->heartbeat_ms)
 		a->ctl.heartbeat = (uint64_t)ack->heartbeat_ms * NSEC_PER_MSEC;

@@ -95,6 +95,16 @@ PIDS+=("$!")
 wait_for "$TMP/agent2.log" 'controller link: handshake refused \(ZAP status 400\)' 5
 kill -TERM "$!"
 pass "vsched-agent with a key not in agents/: $(grep -m1 -o 'handshake refused.*' "$TMP/agent2.log")"
+# without CURVE against the CURVE controller: the controller only closes the connection, or
+# the agent reads its greeting and fails; either way the agent says why it cannot register
+grep -v -e '^curve_key' -e '^controller_key' "$TMP/agent.conf" |
+	sed -e "s|agent.sock|agent3.sock|" >"$TMP/agent3.conf"
+"$VS_BIN/vsched-agent" -f -c "$TMP/agent3.conf" >"$TMP/agent3.log" 2>&1 &
+AGENT3=$!
+PIDS+=("$AGENT3")
+wait_for "$TMP/agent3.log" 'controller link: (handshake refused|the controller closed the connection during the handshake)' 5
+stop_wait "$AGENT3" 10 || fail "agent without CURVE: exit $? at SIGTERM"
+pass "vsched-agent without CURVE: $(grep -m1 -Eo 'controller link: (handshake refused|the controller closed).*' "$TMP/agent3.log")"
 sed -i 's/node_name = "n1"/node_name = "n2"/' "$TMP/agent.conf"
 "$VS_BIN/vsched-agent" -n -c "$TMP/agent.conf" >/dev/null 2>"$TMP/err" &&
 	fail "agent accepted a key made for another node"
