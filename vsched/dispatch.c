@@ -49,6 +49,7 @@
 #define LAT_SAMPLE_MAX (1 * NSEC_PER_MSEC)  /* one late wake counts at most this much */
 #define MAX_CHAIN      (VS_PRIO_RAISED - 1) /* SCHED_RR 98 down to 2 */
 #define ENF_REARM      (20 * NSEC_PER_USEC) /* enforcer off its job's end by more: re-arm */
+#define ENF_CONT_JOBS  3 /* jobs continued after the enforcer stopped watching a task */
 #define STACK_SIZE     (256 * 1024)
 
 struct disp {
@@ -374,6 +375,18 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 		bool fresh_job = enforced(t, th) && run->cont_job != run->win[run->cur].release;
 		bool kstop = run->kstop || fresh_job;
 		bool was = run->raised;
+		/*
+		 * An enforcer that stops watching (the task grew threads: a bsp rank when its
+		 * libapprate starts ZeroMQ's; or its parking changed) may have stopped the task
+		 * just before, unseen by our count, or may still deliver a stop queued from its
+		 * irq_work; nothing above would continue it then: a thaw or a priority does not
+		 * end a SIGSTOP (seen: a rank at 0 CPU for 30 s in its first iteration). So it
+		 * gets a SIGCONT at this job and the next ENF_CONT_JOBS - 1, whatever parks it.
+		 */
+		if (run->enf_on && !enforced(t, th))
+			run->cont_after = ENF_CONT_JOBS;
+		bool cont_after =
+		    run->cont_after > 0 && run->cont_job != run->win[run->cur].release;
 
 		assert(prio >= 1 && prio <= VS_PRIO_RAISED);
 		hi = prio - 1;
@@ -394,6 +407,10 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 			note_gone(t, task_raise(t, th, prio, setprio, run->parked, kstop));
 			if (!was)
 				run->wall_at_raise = now;
+		}
+		if (cont_after) {
+			note_gone(t, task_continue(t));
+			run->cont_after--;
 		}
 		arm_enforcer(t, th);
 		run->cont_job = run->win[run->cur].release;

@@ -314,6 +314,11 @@ int task_park(struct task *t, const struct task_threads *th, bool setprio)
 	return 0;
 }
 
+int task_continue(struct task *t)
+{
+	return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
+}
+
 uint64_t task_cputime(const struct task *t)
 {
 	return clock_ns(t->cpuclock);

@@ -146,6 +146,7 @@ struct task_run {
 	uint64_t enf_cpu0;     /* task CPU clock when the enforcer was armed */
 	uint64_t enf_len;      /* CPU ns it was armed with (its period) */
 	mono_ns cont_job;      /* release of the job it was last continued for */
+	uint32_t cont_after;   /* jobs still to get a SIGCONT since its enforcer was disarmed */
 	uint64_t det_threads;  /* task_threads.gen the detectors were armed on */
 };
 
@@ -483,6 +484,8 @@ int task_set_detectors(struct task *t, pid_t det_owner);
 int task_raise(struct task *t, const struct task_threads *th, int prio, bool setprio, bool cont,
                bool kstop);
 int task_park(struct task *t, const struct task_threads *th, bool setprio);
+/* SIGCONT to the process, whatever parks it (a stop its enforcer may have sent). */
+int task_continue(struct task *t);
 uint64_t task_cputime(const struct task *t); /* process CPU clock, ns */
 bool task_has_exited(const struct task *t);  /* pidfd readable */
 /* Start time (field 22 of /proc/PID/stat) of pid, 0 if unreadable. */
