@@ -8,17 +8,12 @@
  *            when stopped and continued, or starved: every thread checks the clock)
  *  -s R:S    duty cycle: spin R ms of CPU time, then sleep S ms (a blocking task)
  *  -T MS     create one more spinning thread MS ms after start
- *  -S MS     spin alone (one thread) for MS ms of CPU time, then start a thread that only
- *            sleeps and at once stop the process (SIGSTOP to itself: a stop that lands as
- *            the process stops being single-threaded, like a budget enforcer's), then spin
- *            on once continued
  * Prints nothing; exits 0 at the end of its lifetime.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,43 +60,17 @@ static void *spin(void *arg)
 static void usage(void)
 {
 	fprintf(stderr, "usage: spin [-t THREADS] [-d SECONDS] [-s RUN_MS:SLEEP_MS] "
-	                "[-T DELAY_MS] [-S CPU_MS]\n");
+	                "[-T DELAY_MS]\n");
 	exit(2);
-}
-
-static void *sleeper(void *arg)
-{
-	(void)arg;
-	for (;;)
-		pause();
-	return NULL;
-}
-
-/* -S: alone for cpu_ms of CPU time, then a sleeping thread and a stop (see the top). */
-static void spin_then_stop(double cpu_ms)
-{
-	volatile uint64_t x = 0;
-	pthread_t tid;
-
-	while (now_ns(CLOCK_PROCESS_CPUTIME_ID) < (uint64_t)(cpu_ms * 1e6)) {
-		for (int i = 0; i < 20000; i++)
-			x += (uint64_t)i;
-		if (now_ns(CLOCK_MONOTONIC) >= end_ns)
-			exit(0);
-	}
-	if (pthread_create(&tid, NULL, sleeper, NULL) != 0)
-		exit(1);
-	kill(getpid(), SIGSTOP);
-	spin(NULL);
 }
 
 int main(int argc, char **argv)
 {
-	double life = 60, delay_ms = -1, stop_ms = -1;
+	double life = 60, delay_ms = -1;
 	int threads = 1, ch;
 	pthread_t tid;
 
-	while ((ch = getopt(argc, argv, "t:d:s:T:S:")) != -1) {
+	while ((ch = getopt(argc, argv, "t:d:s:T:")) != -1) {
 		switch (ch) {
 		case 't':
 			threads = atoi(optarg);
@@ -123,19 +92,12 @@ int main(int argc, char **argv)
 			if (delay_ms < 0)
 				usage();
 			break;
-		case 'S':
-			stop_ms = atof(optarg);
-			if (!(stop_ms >= 0))
-				usage();
-			break;
 		default:
 			usage();
 		}
 	}
 	end_ns = now_ns(CLOCK_MONOTONIC) + (uint64_t)(life * 1e9);
 	alarm((unsigned)life + 2); /* a last resort if the clock checks never run */
-	if (stop_ms >= 0)
-		spin_then_stop(stop_ms);
 	for (int i = 1; i < threads; i++)
 		if (pthread_create(&tid, NULL, spin, NULL) != 0) {
 			perror("spin: pthread_create");

@@ -5,8 +5,7 @@
 # found, pinned to the task's CPU and given the task's policy (SCHED_RR 98 for a `stop`
 # task), and the process as a whole still gets 30% ± 4. (± 4: stopped by signal, each
 # running thread runs on until it takes the SIGSTOP, longer in the sanitizer build; CI saw
-# 32.1 % there. bench/ measures share errors.) Then a single-threaded task stopped at the
-# moment it starts a thread is continued (see the end).
+# 32.1 % there. bench/ measures share errors.)
 . "$(dirname "$0")/lib.sh"
 need_root
 start_vsched
@@ -49,27 +48,3 @@ s2=$(shares 1.5 "$p")
 echo "4 spinning threads: $s2%"
 within "$s2" 26 34 || fail "4-thread task got $s2%, want 30 ± 4 in all"
 pass "3 then 4 spinning threads held to 30% together ($s1%, $s2%), late thread pinned"
-
-# A single-threaded `stop` task whose budget ends a perf counter enforces, that starts a
-# thread and is stopped at that very moment (spin -S stops itself, as an enforcer's stop
-# still in flight lands): vsched continues it at its next jobs, and it keeps its share.
-# Before, a task that stopped being enforced was only thawed, which does not end a SIGSTOP:
-# it stayed stopped for good (a bsp rank, in apps_bsp_rt under load). Only where perf
-# counters enforce budgets (vschedctl status says so); elsewhere there is no enforcer.
-if ! ctl status | grep -q 'perf counters: budgets'; then
-	echo "not checked: no perf counters enforce budgets here ($(ctl status | sed -n 2p))"
-	exit 0
-fi
-spawn "$VS_BIN/spin" -S 400 -d 20 # its thread after 400 ms of CPU: long after the add
-q=$SPAWNED
-ctl task add "$q" --period 10ms --slice 3ms --cpu 0 >/dev/null || fail "task add refused"
-for i in $(seq 1 100); do
-	[ "$(ls /proc/"$q"/task | wc -l)" -ge 2 ] && break
-	sleep 0.05
-done
-[ "$(ls /proc/"$q"/task | wc -l)" -ge 2 ] || fail "spin -S did not start its thread"
-sleep 0.3
-s3=$(shares 1 "$q")
-within "$s3" 26 34 ||
-	fail "a task stopped as it started a thread got $s3% after, want 30 ± 4 (state $(ps -o stat= -p "$q"))"
-pass "a task stopped as it stopped being single-threaded is continued: $s3% of a CPU after"
