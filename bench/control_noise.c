@@ -5,8 +5,8 @@
  * of the target from <= 30 s after a target change to the phase's end. Side by side on the
  * same seeds:
  *   grow   the length doubles while one evaluation's s.d. exceeds eps/3, up to eval_max 8 s
- *          (up to session 24; len_trial false)
- *   trial  a doubling is kept only where it averaged the noise (len_trial, the default)
+ *          (len_trial false, the default)
+ *   trial  a doubling is kept only where it averaged the noise (len_trial)
  *   1 s    growth up to 1 s only (eval_max 1 s; a reference: best under correlated noise,
  *          worse under independent noise, see tests/unit/test_control_floating.c)
  * Noise cases: independent iteration noise, and correlated noise (an Ornstein-Uhlenbeck

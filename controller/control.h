@@ -134,7 +134,7 @@ struct control_params {
 	mono_ns u_slot_ns;     /* floating: U in whole slots of this length per period (the
 	                          co-scheduling slot q); 0: continuous (default) */
 	bool len_trial;        /* floating: a doubled evaluation length is kept only where it
-	                          averaged the noise (default); false: it grows while noisy */
+	                          averaged the noise; false (default): it grows while noisy */
 };
 
 struct control_decision {

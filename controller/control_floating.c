@@ -25,9 +25,8 @@
  * a step with probability < 5 %, so the loop does not chase noise. An evaluation spans whole
  * application reports over at least eval_periods periods (the slice's phase averages out) and
  * eval_min_ns; its length doubles (up to eval_max_ns) while sigma > eps/3 and halves when sigma <
- * eps/8, so that the dead band fits inside the band; a doubling is kept only where it averaged
- * the noise (learn_noise()): noise correlated over longer than an evaluation is followed, not
- * averaged.
+ * eps/8, so that the dead band fits inside the band (with params.len_trial, not the default,
+ * a doubling is kept only where it averaged the noise: see learn_noise()).
  *
  * Inside a bracket (fit points below and above the target at this period) the step goes to
  * where the chord between them meets the target (regula falsi), which converges on any
@@ -203,10 +202,10 @@ static void fit_slope(struct control_float *f)
 		f->slope = cov / var;
 }
 
-/* Doubles the evaluation: twice what the last one really spanned (a round ends with whole
- * reports, so a job with long iterations spans more than asked, and doubling below that
- * would average nothing more; within 20 %: every round spans a little more), within
- * eval_max. */
+/* Doubles the evaluation; with len_trial, to twice what the last one really spanned (a round
+ * ends with whole reports, so a job with long iterations spans more than asked, and doubling
+ * below that would average nothing more; within 20 %: every round spans a little more),
+ * within eval_max. */
 static void double_len(struct control_job *job)
 {
 	struct control_float *f = &job->fl;
@@ -214,7 +213,8 @@ static void double_len(struct control_job *job)
 	mono_ns want = 2 * (job->last_span_ns > len ? job->last_span_ns : len);
 
 	f->win_mult *= 2;
-	while (f->win_mult < WIN_CAP_MAX && base_len(job) * f->win_mult * 5 < want * 4 &&
+	while (job->p.len_trial && f->win_mult < WIN_CAP_MAX &&
+	       base_len(job) * f->win_mult * 5 < want * 4 &&
 	       control_floating_eval_len(job) < job->p.eval_max_ns)
 		f->win_mult *= 2;
 }
@@ -257,7 +257,9 @@ static void len_reset(struct control_float *f)
  * correlation time, 225 phases of 400 held +-2 points over 5 s windows with growth alone,
  * 302 with the trial (304 with evaluations of at most 1 s, which lose the averaging that
  * independent noise needs: test_noise_not_chased's mean error +1.03 points, +0.28 with the
- * trial). */
+ * trial). Off by default: on the real compute and wait jobs (bench/RESULTS.md run 9) it
+ * stepped U 3-6 times as often in the 70 % phases, which then ran 1.1-1.6 points above
+ * their target (a bias each change of the reservation still adds, not modelled here). */
 static void learn_noise(struct control_job *job, double e)
 {
 	struct control_float *f = &job->fl;
