@@ -260,6 +260,11 @@ static int set_policy_all(const struct task *t, const struct task_threads *th, i
 	return 0;
 }
 
+int task_continue(struct task *t)
+{
+	return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
+}
+
 int task_raise(struct task *t, const struct task_threads *th, int prio, bool setprio, bool cont,
                bool kstop)
 {
@@ -278,7 +283,7 @@ int task_raise(struct task *t, const struct task_threads *th, int prio, bool set
 			return rc == -ENOENT || rc == -ENODEV ? -ESRCH : rc;
 	}
 	if ((cont && t->freeze_fd < 0) || kstop)
-		return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
+		return task_continue(t);
 	return 0;
 }
 
@@ -312,11 +317,6 @@ int task_park(struct task *t, const struct task_threads *th, bool setprio)
 		if (th->tid[i] != t->pid)
 			syscall(SYS_tgkill, t->pid, th->tid[i], SIGSTOP);
 	return 0;
-}
-
-int task_continue(struct task *t)
-{
-	return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
 }
 
 uint64_t task_cputime(const struct task *t)
