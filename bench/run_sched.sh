@@ -9,6 +9,7 @@
 #   4. constraint change latency                                               sched_chglat.sh
 #   5. the node's self-test: the finest period served with < 1 % misses        vschedctl selftest
 #   6. rt-app cross-check (an independent periodic job, rt-app's own figures)  sched_rtapp.sh
+#   7. the CPU a parked process pays per park/unpark: signals vs the freezer    park_cost.sh
 #
 #   bench/run_sched.sh [BIN_DIR [OUT_DIR]]
 #
@@ -18,12 +19,12 @@
 # up to 10 min for it) and under a timeout. Do not wrap this script in that flock yourself
 # (deadlock). The whole run takes about 12 minutes. Needs root (SCHED_FIFO,
 # SCHED_DEADLINE), rt-app, jq. PARTS selects parts (default "share sleep overhead chglat
-# selftest rtapp").
+# selftest rtapp parkcost").
 set -euo pipefail
 VS_SRC=$(cd "$(dirname "$0")/.." && pwd)
 VS_BIN=$(cd "${1:-${VS_BIN:-$VS_SRC/build/bin}}" && pwd)
 OUT=${2:-$(mktemp -d /tmp/vsched-bench.XXXXXX)}
-PARTS=${PARTS:-share sleep overhead chglat selftest rtapp}
+PARTS=${PARTS:-share sleep overhead chglat selftest rtapp parkcost}
 mkdir -p "$OUT"
 export VS_SRC VS_BIN
 LOCK=/tmp/vsched-rt.lock
@@ -54,6 +55,7 @@ part overhead 300 sched_overhead.sh overhead.raw
 part chglat 150 sched_chglat.sh chglat.raw
 part selftest 60 sched_selftest.sh selftest.raw
 part rtapp 240 sched_rtapp.sh rtapp.raw BENCH_SHARES="${BENCH_SHARES:-30}"
+part parkcost 120 park_cost.sh parkcost.raw
 echo "# loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine"
 
 # ---- side-by-side tables
@@ -127,5 +129,8 @@ printf '| %-6s | %-5s | %-8s | %-7s | %-6s | %-9s | %-9s | %-9s | %-8s | %-9s |\
 printf '|%s|\n' "--------|-------|----------|---------|--------|-----------|-----------|-----------|----------|-----------"
 awk '$1 == "rtapp" { m = ($5 > 0) ? sprintf("%.2f", 100 * $6 / $5) : "-"; sm = ($13 != "-" && $13 > 0) ? sprintf("%.2f", 100 * $12 / $13) : "-"
 	printf "| %-6s | %-5s | %-8s | %-7s | %-6s | %-9s | %-9s | %-9s | %-8s | %-9s |\n", $3 / 1000 "ms", $4 "%", $2, $5, m, $7, $8, $9, $11, sm }' "$OUT/rtapp.raw" 2>/dev/null || true
+echo
+echo "### 7. CPU a parked process pays per park/unpark cycle (µs per thread; charged to its budget)"
+cat "$OUT/parkcost.raw" 2>/dev/null || true
 echo
 echo "raw figures and logs: $OUT"

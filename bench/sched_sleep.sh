@@ -21,7 +21,8 @@
 # Raw lines to OUT (default $TMP/sleep.raw):
 #   sleep SIDE PERIOD_US PHASE_PCT jobs=.. misses=.. miss_pct=.. resp_med_us=.. ...
 # SIDE: deadline, vsched-stop-epoch, vsched-stop-wakeup, vsched-idle-epoch,
-# vsched-idle-wakeup. Bounded: about 3 minutes with the defaults.
+# vsched-idle-wakeup. SLEEP_STOP_METHOD sets vsched's stop_method (signal, freezer; default:
+# the config's). Bounded: about 3 minutes with the defaults.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sched_lib.sh
@@ -34,7 +35,7 @@ need_root
 [ -x "$VS_BIN/bench_periodic" ] || skip "bench_periodic not built"
 "$VS_BIN/bench_periodic" -p 10000 -j 100 -d 1 -D 1000 -w 0 >/dev/null 2>&1 ||
 	skip "SCHED_DEADLINE not permitted here"
-write_config 'park = "stop";'
+write_config 'park = "stop";' ${SLEEP_STOP_METHOD:+"stop_method = \"$SLEEP_STOP_METHOD\";"}
 start_vsched
 : >"$OUT"
 EPOCH=$((($(date +%s) + 1) * 1000000000))
