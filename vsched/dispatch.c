@@ -62,6 +62,7 @@ struct disp {
 	int *rank;                        /* per task index: position in chain, -1 if parked */
 	uint64_t *delta;                  /* per task index: CPU ns used since the last sample */
 	bool *timed;                      /* per task index: its budget end is a dispatcher timer */
+	uint64_t *woke;                   /* per task index: CPU since a wake-up seen, 0 if none */
 	mono_ns applied_at;               /* end of the previous iteration */
 	uint64_t lat;                     /* EWMA of how late timed wake-ups are, ns */
 	uint64_t lat_max;                 /* latest timed wake-up seen, ns (logged at stop) */
@@ -104,7 +105,9 @@ static bool kstop_possible(const struct task_run *run)
  * 1. Sample: charges the CPU each continued task used since the last sample to the window
  * it runs for, and marks a job blocked when the CPU was clearly not used by it or by the
  * tasks above it (wall − their CPU > 20 % of wall + 100 µs): nothing kept it from running
- * but itself.
+ * but itself. A task that had not run at the last sample, and now ran in a sample that
+ * was blocked by this test, woke up in it: d->woke (a task that was only preempted never
+ * counts as waking: the CPU it did not get was used above it).
  */
 static void sample(struct disp *d, struct cpu_table *ct, int n, mono_ns now)
 {
@@ -114,8 +117,11 @@ static void sample(struct disp *d, struct cpu_table *ct, int n, mono_ns now)
 		uint64_t c;
 
 		d->delta[i] = 0;
-		if (!run->raised)
+		d->woke[i] = 0;
+		if (!run->raised) {
+			run->idle_seen = false;
 			continue;
+		}
 		c = task_cputime(t);
 		if (c == 0) /* clock gone: the process exited */
 			continue;
@@ -134,14 +140,19 @@ static void sample(struct disp *d, struct cpu_table *ct, int n, mono_ns now)
 	for (int i = 0; i < n; i++) {
 		struct task_run *run = &ct->task[i]->run;
 		uint64_t above = 0;
+		bool blocked;
 
 		if (!run->raised)
 			continue;
 		for (int k = 0; k < n; k++)
 			if (ct->task[k]->run.raised && ct->task[k]->run.prio >= run->prio)
 				above += d->delta[k];
-		if (wall > above + slack)
+		blocked = wall > above + slack;
+		if (blocked)
 			run->win[run->cur].blocked_in_job = true;
+		if (run->idle_seen && d->delta[i] > 0 && blocked)
+			d->woke[i] = d->delta[i];
+		run->idle_seen = d->delta[i] == 0;
 	}
 }
 
@@ -189,7 +200,8 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 		                    .epoch = epoch,
 		                    .thr = comp > EPS_NS ? comp : EPS_NS,
 		                    .comp = comp,
-		                    .exited = atomic_load(&t->exited)};
+		                    .exited = atomic_load(&t->exited),
+		                    .woke_ran = d->woke[i]};
 
 		jobs_update(&t->acct, &run->win[w], r, rv->anchor, rebuild, &c);
 		jobs_entry(&run->win[w], &c, &wj[w]);
@@ -550,7 +562,8 @@ static void disp_alloc(struct disp *d)
 	d->rank = calloc((size_t)d->cap, sizeof(*d->rank));
 	d->delta = calloc((size_t)d->cap, sizeof(*d->delta));
 	d->timed = calloc((size_t)d->cap, sizeof(*d->timed));
-	if (!d->jobs || !d->chain || !d->rank || !d->delta || !d->timed)
+	d->woke = calloc((size_t)d->cap, sizeof(*d->woke));
+	if (!d->jobs || !d->chain || !d->rank || !d->delta || !d->timed || !d->woke)
 		fatal("dispatch_start: out of memory");
 	memset(d->jobs, 0, (size_t)d->cap * sizeof(*d->jobs));
 }
@@ -661,6 +674,7 @@ void dispatch_stop(struct sched *s)
 		free(d->rank);
 		free(d->delta);
 		free(d->timed);
+		free(d->woke);
 	}
 	free(s->dctx);
 	s->dctx = NULL;

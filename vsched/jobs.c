@@ -20,6 +20,10 @@
  *    task never receives more than slice per period, however often it wakes.
  *    The wake-up is seen as CPU time used while dormant: t = now − used (the latest time
  *    the task can have started running: a safe choice, never an earlier release).
+ *    A task that slept and wakes inside its job (the dispatcher saw it asleep: ctx
+ *    woke_ran) starts a new job there when its budget left cannot be used by the
+ *    deadline at the reserved rate (cbs_wake): a periodic task that sleeps between jobs
+ *    gets a whole slice from each wake-up, not the rest of the last one.
  *
  * Accounting, per job at its deadline: periods += 1; a miss when it ended owing more than
  * thr although the task never blocked while it could run (a blocked task declined its CPU);
@@ -161,10 +165,38 @@ static void go_dormant(struct win_run *wr, const struct vsp_resv *r, mono_ns now
 	wr->closed = true;
 }
 
+/*
+ * The CBS wake-up rule (SCHED_DEADLINE's dl_entity_overflow): a task that wakes with budget
+ * left starts a new job at its wake-up t when its current job is over (t past its deadline)
+ * or the budget left could not be used by the deadline at the reserved rate
+ * (left / (deadline − t) > slice / period). Then t is returned, else 0. Bandwidth: when it
+ * overflows, the job used less than slice·(t − release)/period before t, so a new job of
+ * slice from t keeps every interval from the old release within slice/period.
+ */
+static mono_ns cbs_wake(const struct win_run *wr, const struct vsp_resv *r, const struct job_ctx *c)
+{
+	mono_ns t = c->now - c->woke_ran;
+	uint64_t before = wr->used > c->woke_ran ? wr->used - c->woke_ran : 0;
+	uint64_t left = wr->budget > before ? wr->budget - before : 0;
+
+	if (c->woke_ran == 0 || wr->closed || left <= c->thr)
+		return 0; /* (closed and not dormant: spent, throttled until its next release) */
+	if (mono_before(t, wr->release))
+		t = wr->release;
+	if (!mono_before(t, wr->deadline))
+		return t;
+	double need = (double)left * (double)r->period; /* left / (deadline − t) > slice / T */
+	double rate = (double)(wr->deadline - t) * (double)r->slice;
+
+	return need > rate ? t : 0;
+}
+
 /* Wake-up anchor (CBS), see the file comment. */
 static void wakeup_update(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r,
                           bool rebuild, const struct job_ctx *c)
 {
+	mono_ns woke;
+
 	if (rebuild) {
 		job_open(wr, r, c->now, r->slice); /* a new reservation: a job now */
 		return;
@@ -179,6 +211,15 @@ static void wakeup_update(struct task_acct *a, struct win_run *wr, const struct 
 			t = wr->release;
 		job_open(wr, r, t, r->slice);
 		wr->used = used;
+		return;
+	}
+	woke = cbs_wake(wr, r, c);
+	if (woke) {
+		wr->blocked_in_job = true; /* it slept with budget left: declined, not missed */
+		if (!wr->closed)
+			job_close(a, wr, r, c);
+		job_open(wr, r, woke, r->slice);
+		wr->used = c->woke_ran;
 		return;
 	}
 	bool spent = wr->used + c->thr >= wr->budget;

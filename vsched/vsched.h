@@ -143,6 +143,7 @@ struct task_run {
 	bool enf_armed;        /* the enforcer counts down enf_len from enf_cpu0 */
 	bool enf_on;           /* the enforcer is enabled (stays so until disarmed) */
 	bool detecting;        /* the detectors of thread list det_threads are armed */
+	bool idle_seen;        /* raised, it used no CPU over the last sample */
 	uint64_t enf_cpu0;     /* task CPU clock when the enforcer was armed */
 	uint64_t enf_len;      /* CPU ns it was armed with (its period) */
 	mono_ns cont_job;      /* release of the job it was last continued for */
@@ -289,6 +290,12 @@ struct job_ctx {
 	uint64_t thr;  /* budget left at or below this counts as used up */
 	uint64_t comp; /* a budget end is slept to this early (wake latency), < thr */
 	bool exited;   /* the task has exited: no misses */
+	/*
+	 * > 0: the task had not run at the last sample while raised, and in this one it ran
+	 * this much after leaving the CPU unused (nothing above it took it): it woke up, at the
+	 * latest at now - woke_ran. The wake-up anchor applies the CBS wake-up rule; 0: no.
+	 */
+	uint64_t woke_ran;
 };
 /*
  * Brings wr up to now: closes the job at its deadline, opens the next (anchor epoch: on

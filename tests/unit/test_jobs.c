@@ -4,6 +4,8 @@
  *  - wakeup (CBS): a dormant window stays so without CPU; the CPU a task uses starts a job
  *    released at (now - used); a spent job is throttled until release + T; a deadline passed
  *    with budget left turns it dormant.
+ *  - the CBS wake-up rule: a task seen waking inside its job gets a new one when its budget
+ *    left overflows the reserved rate, keeps it otherwise.
  *  - the bandwidth bound: a task that wakes many times per period and would take every
  *    microsecond it is allowed never receives more than one slice per job, and over the run
  *    no more than slice/period of the time plus one slice — with a simulated dispatcher
@@ -42,6 +44,16 @@ static void update(struct task_acct *a, struct win_run *wr, const struct vsp_res
 	struct job_ctx c = ctx(now);
 
 	jobs_update(a, wr, r, anchor, rebuild, &c);
+}
+
+/* update() for a task the dispatcher saw asleep and that has run `ran` since it woke */
+static void update_woke(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r,
+                        mono_ns now, uint64_t ran)
+{
+	struct job_ctx c = ctx(now);
+
+	c.woke_ran = ran;
+	jobs_update(a, wr, r, VSP_ANCHOR_WAKEUP, false, &c);
 }
 
 static void test_epoch_grid_and_miss(void **state)
@@ -173,28 +185,83 @@ static void test_wakeup_throttle_and_replenish(void **state)
 }
 
 /*
+ * The CBS wake-up rule: a periodic task (200 us of 300 us every 1 ms) that wakes 50 us
+ * before its job's deadline gets a new job with a whole slice from its wake-up, not the
+ * 100 us left; one that wakes early with enough budget for the rest of its job keeps it.
+ */
+static void test_wakeup_cbs_rule(void **state)
+{
+	struct vsp_resv r = {1 * MS, 300 * US, 1 * MS, 0};
+	struct task_acct a;
+	struct win_run wr;
+	(void)state;
+
+	memset(&a, 0, sizeof(a));
+	memset(&wr, 0, sizeof(wr));
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, true, 100 * MS);
+	wr.used = 200 * US; /* its job, then it slept */
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 100500 * US);
+	/* woke at 100.95 ms, seen after 20 us: 100 us left, 50 us to the deadline */
+	wr.used += 20 * US;
+	update_woke(&a, &wr, &r, 100970 * US, 20 * US);
+	assert_int_equal(wr.release, 100950 * US);
+	assert_int_equal(wr.deadline, 101950 * US);
+	assert_int_equal(wr.budget, 300 * US);
+	assert_int_equal(wr.used, 20 * US);
+	assert_true(eligible(&wr, 100970 * US));
+	assert_int_equal(atomic_load(&a.periods), 1);
+	assert_int_equal(atomic_load(&a.misses), 0);
+	/* 100 us used, then asleep; woke at 101.15 ms: 200 us left for 800 us at 30 % (240 us):
+	 * no overflow, the job goes on */
+	wr.used = 100 * US;
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 101100 * US);
+	wr.used += 10 * US;
+	update_woke(&a, &wr, &r, 101160 * US, 10 * US);
+	assert_int_equal(wr.release, 100950 * US);
+	assert_int_equal(wr.used, 110 * US);
+	/* woke after its deadline (seen late): a job from the wake-up, the old one counted */
+	update_woke(&a, &wr, &r, 102000 * US, 30 * US);
+	assert_int_equal(wr.release, 101970 * US);
+	assert_int_equal(wr.used, 30 * US);
+	assert_int_equal(atomic_load(&a.periods), 2);
+	assert_int_equal(atomic_load(&a.misses), 0);
+}
+
+/*
  * A greedy task that runs 40 us then sleeps 10 us, forever, under slice/period =
  * 200 us / 1 ms, sampled every 5 us by a dispatcher that lets it run only while its job is
- * eligible. Returns the CPU it got; checks every job got at most one slice (+ one step) and
- * fills worst[0] with the most CPU in any 1 ms of wall time.
+ * eligible. With seed != 0 its bursts (5-200 us) and naps (10-1000 us) are drawn at random
+ * instead. With cbs, the first step after every nap is reported as a wake-up (the real
+ * dispatcher needs a whole sample asleep): the CBS rule must keep the bound however often.
+ * Returns the CPU it got; checks every job got at most one slice (+ one step) and fills
+ * worst[0] with the most CPU in any 1 ms of wall time.
  */
-static uint64_t greedy_run(uint64_t wall, uint64_t *worst)
+static uint64_t greedy_run(uint64_t wall, uint64_t *worst, bool cbs, uint32_t seed)
 {
 	struct vsp_resv r = {1 * MS, 200 * US, 1 * MS, 0};
-	const uint64_t step = 5 * US, burst = 40 * US, nap = 10 * US;
+	const uint64_t step = 5 * US;
+	uint64_t burst = 40 * US, nap = 10 * US;
 	static uint64_t at[1000000];
 	struct task_acct a;
 	struct win_run wr;
 	uint64_t total = 0, in_burst = 0, napping = 0, job_used = 0;
 	mono_ns rel = 0;
 	size_t n = 0, lo = 0;
+	bool woke = false;
 
 	memset(&a, 0, sizeof(a));
 	memset(&wr, 0, sizeof(wr));
 	*worst = 0;
 	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, true, 1 * MS);
 	for (mono_ns now = 1 * MS; now < wall; now += step) {
-		update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, now);
+		if (woke) {
+			struct job_ctx c = ctx(now);
+			c.woke_ran = step;
+			jobs_update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, &c);
+		} else {
+			update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, now);
+		}
+		woke = false;
 		if (!wr.dormant && wr.release != rel) {
 			rel = wr.release;
 			job_used = 0;
@@ -214,9 +281,16 @@ static uint64_t greedy_run(uint64_t wall, uint64_t *worst)
 			lo++;
 		if ((n - lo) * step > *worst)
 			*worst = (n - lo) * step;
+		woke = in_burst == 0 && cbs;
 		if ((in_burst += step) >= burst) {
 			in_burst = 0;
 			napping = nap;
+			if (seed) { /* the next burst and nap (LCG, Numerical Recipes) */
+				seed = seed * 1664525u + 1013904223u;
+				burst = step * (1 + (seed >> 8) % 40);
+				seed = seed * 1664525u + 1013904223u;
+				nap = step * (2 + (seed >> 8) % 199);
+			}
 		}
 	}
 	return total;
@@ -227,15 +301,30 @@ static void test_wakeup_never_more_than_slice(void **state)
 	uint64_t worst, wall = 2000 * MS, got;
 	(void)state;
 
-	got = greedy_run(wall, &worst);
-	print_message("greedy: %llu us of %llu ms, worst %llu us\n", (unsigned long long)(got / US),
-	              (unsigned long long)(wall / MS), (unsigned long long)(worst / US));
-	/* at most slice/period of the run plus one slice (20 % of 1.999 s + 200 us) */
-	assert_true(got <= wall / 5 + 200 * US);
-	/* and it is served: at least 80 % of that (the model stops a job with 20 us left) */
-	assert_true(got >= wall / 5 * 8 / 10);
-	/* any 1 ms holds the end of one job and the start of the next at most */
-	assert_true(worst <= 2 * 200 * US + 2 * 5 * US);
+	for (int cbs = 0; cbs <= 1; cbs++) {
+		got = greedy_run(wall, &worst, cbs, 0);
+		print_message("greedy%s: %llu us of %llu ms, worst %llu us\n",
+		              cbs ? " (every wake-up reported)" : "",
+		              (unsigned long long)(got / US), (unsigned long long)(wall / MS),
+		              (unsigned long long)(worst / US));
+		/* at most slice/period of the run plus one slice (20 % of 1.999 s + 200 us) */
+		assert_true(got <= wall / 5 + 200 * US);
+		/* and it is served: at least 80 % of that (a job with 20 us left is over) */
+		assert_true(got >= wall / 5 * 8 / 10);
+		/* any 1 ms holds the end of one job and the start of the next at most */
+		assert_true(worst <= 2 * 200 * US + 2 * 5 * US);
+	}
+	/* random bursts and naps, every wake-up reported: the same bounds (no service floor:
+	 * it sleeps much of the time) */
+	for (uint32_t seed = 1; seed <= 20; seed++) {
+		got = greedy_run(wall, &worst, true, seed);
+		assert_true(got <= wall / 5 + 200 * US);
+		assert_true(worst <= 2 * 200 * US + 2 * 5 * US);
+		if (seed == 1)
+			print_message("random (seed 1): %llu us, worst %llu us\n",
+			              (unsigned long long)(got / US),
+			              (unsigned long long)(worst / US));
+	}
 }
 
 int main(void)
@@ -245,6 +334,7 @@ int main(void)
 	    cmocka_unit_test(test_epoch_change_keeps_used),
 	    cmocka_unit_test(test_wakeup_dormant_and_wake),
 	    cmocka_unit_test(test_wakeup_throttle_and_replenish),
+	    cmocka_unit_test(test_wakeup_cbs_rule),
 	    cmocka_unit_test(test_wakeup_never_more_than_slice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
