@@ -260,7 +260,8 @@ static int set_policy_all(const struct task *t, const struct task_threads *th, i
 	return 0;
 }
 
-int task_continue(struct task *t)
+/* SIGCONT to the process, whatever parks it (a stop its enforcer may have sent). */
+static int task_continue(struct task *t)
 {
 	return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
 }
@@ -270,8 +271,10 @@ int task_raise(struct task *t, const struct task_threads *th, int prio, bool set
 {
 	int rc;
 
-	if (t->park != VSP_PARK_STOP)
-		return set_policy_all(t, th, TASK_RT_POLICY, prio);
+	if (t->park != VSP_PARK_STOP) {
+		rc = set_policy_all(t, th, TASK_RT_POLICY, prio);
+		return rc || !kstop ? rc : task_continue(t);
+	}
 	if (setprio) {
 		rc = set_policy_all(t, th, TASK_RT_POLICY, prio);
 		if (rc)

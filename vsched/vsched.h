@@ -476,16 +476,15 @@ int task_set_detectors(struct task *t, pid_t det_owner);
  * -errno (-ESRCH: the process is gone).
  * task_raise: lets the task run at RT priority prio. `stop` tasks: every thread set to prio
  * first when setprio (new thread list or other prio), then unparked when cont (thawed, or
- * SIGCONT without a freezer), and SIGCONT when kstop (its enforcer may have stopped it);
- * `idle` tasks: every thread set to prio. task_park: `stop` tasks are frozen, or get
- * SIGSTOP (every thread set to VS_PRIO_RAISED first when setprio, so they stay at the
- * raised priority while parked); `idle` tasks get every thread set to SCHED_IDLE.
+ * SIGCONT without a freezer); `idle` tasks: every thread set to prio. Either kind gets
+ * SIGCONT when kstop (an enforcer may have stopped it), at most one per call.
+ * task_park: `stop` tasks are frozen, or get SIGSTOP (every thread set to VS_PRIO_RAISED
+ * first when setprio, so they stay at the raised priority while parked); `idle` tasks get
+ * every thread set to SCHED_IDLE.
  */
 int task_raise(struct task *t, const struct task_threads *th, int prio, bool setprio, bool cont,
                bool kstop);
 int task_park(struct task *t, const struct task_threads *th, bool setprio);
-/* SIGCONT to the process, whatever parks it (a stop its enforcer may have sent). */
-int task_continue(struct task *t);
 uint64_t task_cputime(const struct task *t); /* process CPU clock, ns */
 bool task_has_exited(const struct task *t);  /* pidfd readable */
 /* Start time (field 22 of /proc/PID/stat) of pid, 0 if unreadable. */
