@@ -34,9 +34,11 @@
  */
 #include "vsched.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -306,6 +308,45 @@ int freezer_release(const struct freezer *fz, const char *dir)
 			break;
 	}
 	return rc ? rc : -errno;
+}
+
+/* How deep freezer_release_gone looks below the mount (systemd nests 3-5 levels). */
+#define GONE_MAX_DEPTH 8
+
+/* Finds the directory named name at most depth levels below dir; its path into dir. */
+static bool find_dir(char *dir, size_t len, const char *name, int depth)
+{
+	size_t at = strlen(dir);
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (depth < 0 || !(d = opendir(dir)))
+		return false;
+	while (!found && (de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(dir + at, len - at, "/%s", de->d_name) >= len - at)
+			continue;
+		found = strcmp(de->d_name, name) == 0 || find_dir(dir, len, name, depth - 1);
+	}
+	closedir(d);
+	if (!found)
+		dir[at] = '\0';
+	return found;
+}
+
+int freezer_release_gone(const struct freezer *fz, pid_t pid)
+{
+	char dir[PATH_MAX], name[32];
+
+	if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+		return 0; /* alive (or the pid reused): its cgroup is not ours to judge */
+	snprintf(name, sizeof(name), "%s%d", CG_PREFIX, (int)pid);
+	snprintf(dir, sizeof(dir), "%s", fz->mnt);
+	if (!find_dir(dir, sizeof(dir), name, GONE_MAX_DEPTH))
+		return 0;
+	return freezer_release(fz, dir);
 }
 
 int freezer_detach(const struct freezer *fz, pid_t pid)

@@ -411,6 +411,12 @@ int freezer_evict(const char *dir, pid_t keep);
 int freezer_release(const struct freezer *fz, const char *dir);
 /* freezer_release of pid's cgroup if it is one of ours (from /proc/PID/cgroup). */
 int freezer_detach(const struct freezer *fz, pid_t pid);
+/*
+ * For a pid that no longer exists: freezer_release of a cgroup vsched.<pid> found below the
+ * mount (a task that exited before vsched could release its cgroup, which may still hold
+ * its children). 0 (also when there is none, or pid exists) or -errno.
+ */
+int freezer_release_gone(const struct freezer *fz, pid_t pid);
 
 /* perfwatch.c — see the file comment; arm/disarm are dispatcher-safe */
 #define PERFWATCH_DETECT_NS (20 * NSEC_PER_USEC) /* a detector fires after this much CPU */
