@@ -266,6 +266,8 @@ static int parent_of(const char *dir, char *parent, size_t len)
 
 /* How often freezer_evict and freezer_release re-read the list: a child may fork meanwhile. */
 #define MOVE_PASSES 3
+/* How long freezer_release waits for an exiting process to leave the cgroup. */
+#define RELEASE_WAIT_MS 100
 
 int freezer_evict(const char *dir, pid_t keep)
 {
@@ -298,14 +300,21 @@ int freezer_release(const struct freezer *fz, const char *dir)
 	rc = write_str(dir, state_file(fz->kind), fz->kind == FREEZER_V2 ? "0" : "THAWED");
 	if (rc == -ENOENT)
 		return 0;
-	/* Repeated while rmdir finds the cgroup busy: a process forked while the others were
-	 * moved is moved in the next pass. */
-	for (int pass = 0; pass < MOVE_PASSES; pass++) {
+	/*
+	 * Repeated while rmdir finds the cgroup busy: a process forked while the others were
+	 * moved is moved in the next pass; a process that is exiting is still listed but
+	 * cannot be moved (the kernel skips it) and holds the cgroup until it has freed its
+	 * memory and left it (here ~110 ms for one with 3 GiB touched, SIGKILLed), which is
+	 * waited for up to RELEASE_WAIT_MS. Beyond that the cgroup is left, thawed.
+	 */
+	for (int pass = 0;; pass++) {
 		move_all(dir, parent, 0);
 		if (rmdir(dir) == 0 || errno == ENOENT)
 			return rc;
-		if (errno != EBUSY)
+		if (errno != EBUSY || pass >= MOVE_PASSES + RELEASE_WAIT_MS / 2)
 			break;
+		if (pass >= MOVE_PASSES - 1)
+			usleep(2000);
 	}
 	return rc ? rc : -errno;
 }

@@ -406,7 +406,8 @@ int freezer_set(int state_fd, int kind, bool frozen);
 int freezer_evict(const char *dir, pid_t keep);
 /*
  * Thaws dir, moves every process in it to its parent and removes it. 0 (also when dir is
- * gone) or -errno: then dir is left thawed.
+ * gone) or -errno: then dir is left thawed. Waits up to 100 ms for a process that is exiting
+ * to leave it.
  */
 int freezer_release(const struct freezer *fz, const char *dir);
 /* freezer_release of pid's cgroup if it is one of ours (from /proc/PID/cgroup). */
