@@ -202,6 +202,7 @@ struct control_float {
 	uint32_t npts, pts_pos;
 	double noise_pct;   /* s.d. of one evaluation's rate, points */
 	uint32_t noise_n;   /* measured pairs in noise_pct (besides the configured guess) */
+	uint32_t shifts;    /* pairs taken as a shift of the job's speed, not as noise */
 	double prev_e;      /* previous evaluation's error at this constraint and target (NAN) */
 	uint32_t win_mult;  /* evaluation length multiplier, 1..: doubled while noisy ... */
 	uint32_t win_cap;   /* ... up to this (lowered where doubling did not average) */

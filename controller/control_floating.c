@@ -79,6 +79,7 @@
 #define PROBE_MAX   4     /* evaluations a probe (and the search's start) is judged on, at most */
 #define NOISE_W     0.2   /* the noise estimate's weight of a new pair, once it has 4 */
 #define NOISE_PAIRS 2     /* measured pairs before the period search starts from a settled U */
+#define SHIFT_BANDS 3     /* a pair this many dead bands (and 6 sigma) apart is a speed shift */
 #define LEN_PAIRS   4     /* pairs a doubled evaluation length is judged on ... */
 #define LEN_GAIN    0.75  /* ... it stays when their variance fell below this much of before */
 #define CAP_EVALS   24    /* evaluations at a capped length before the cap lifts */
@@ -254,20 +255,20 @@ static void len_reset(struct control_float *f)
  * near the target count (both within 3 dead bands: not a transient). A job that steps so
  * often that LEN_PAIRS pairs do not come in 3 LEN_PAIRS evaluations doubles untried. On the
  * simulator (bench/control_noise.c, 100 seeds x 4 phases) with a 3 % speed drift of 5 s
- * correlation time, 225 phases of 400 held +-2 points over 5 s windows with growth alone,
- * 302 with the trial (304 with evaluations of at most 1 s, which lose the averaging that
+ * correlation time, 236 phases of 400 held +-2 points over 5 s windows with growth alone,
+ * 303 with the trial (303 with evaluations of at most 1 s, which lose the averaging that
  * independent noise needs: test_noise_not_chased's mean error +1.03 points, +0.28 with the
  * trial). Off by default: on the real compute and wait jobs (bench/RESULTS.md run 9) it
  * stepped U 3-6 times as often in the 70 % phases, which then ran 1.1-1.6 points above
  * their target (a bias each change of the reservation still adds, not modelled here). */
-static void learn_noise(struct control_job *job, double e)
+static void learn_noise(struct control_job *job, double e, bool shift)
 {
 	struct control_float *f = &job->fl;
 	double eps = job->p.epsilon_pct;
 	bool trial = job->p.len_trial;
 
 	f->len_evals++;
-	if (!isnan(f->prev_e)) {
+	if (!isnan(f->prev_e) && !shift) {
 		double d = e - f->prev_e;
 		double w = fmax(NOISE_W, 1.0 / (double)(++f->noise_n + 1));
 		f->noise_pct = sqrt((1 - w) * f->noise_pct * f->noise_pct + w * d * d / 2);
@@ -302,16 +303,41 @@ static void learn_noise(struct control_job *job, double e)
 	f->prev_e = e;
 }
 
+/*
+ * A shift of the job's speed under an unchanged constraint (a load that starts or ends, a
+ * co-runner that comes or goes): two successive evaluations further apart than SHIFT_BANDS
+ * dead bands and 6 sigma, i.e. more than 4.2 s.d. of the difference of two independent
+ * evaluations (3e-5 for Gaussian noise). Such a pair is not noise: counted as noise it
+ * inflated sigma (1.4 from 0.5 on a 4.6-point drop of a real 5:1 bsp), with it the dead band,
+ * and cut the gain near the target to a sixth, and the fit points from before it, kept as a
+ * bracket, put the target a fraction of a point away: U then took ~100 s, a point at a time,
+ * to follow the drop. A sigma set too low cannot get stuck: every pair within 6 of it counts
+ * and raises it.
+ */
+static bool speed_shift(const struct control_job *job, double e)
+{
+	const struct control_float *f = &job->fl;
+
+	return !isnan(f->prev_e) &&
+	       fabs(e - f->prev_e) > SHIFT_BANDS * fmax(dead_band(job), 2 * f->noise_pct);
+}
+
 static void learn(struct control_job *job, double e, double r)
 {
 	struct control_float *f = &job->fl;
+	bool shift = speed_shift(job, e);
 
+	if (shift) { /* the points before it describe another speed */
+		f->npts = 0;
+		f->pts_pos = 0;
+		f->shifts++;
+	}
 	f->pts[f->pts_pos] = (struct control_fpoint){.u = job->cur_u_pct, .r = r};
 	f->pts_pos = (f->pts_pos + 1) % CONTROL_FPTS;
 	if (f->npts < CONTROL_FPTS)
 		f->npts++;
 	fit_slope(f);
-	learn_noise(job, e);
+	learn_noise(job, e, shift);
 }
 
 /* The slope to step with at (U, r). */

@@ -30,9 +30,11 @@
  * with drift set, by (1 + m), m an Ornstein-Uhlenbeck process of s.d. drift and correlation
  * time drift_tau_s (drawn at each iteration's start): correlated noise, like a co-runner's
  * memory traffic, that successive evaluations share. Each rank measures its interval with an
- * extra (1 + rank_noise * N(0,1)). All ranks report at
- * the end of every iteration (a BSP barrier), 1 unit each. A constraint change in the middle
- * of an iteration changes the speed from then on (the report then mixes both constraints).
+ * extra (1 + rank_noise * N(0,1)). With slowdown set, every iteration from the next one on is
+ * (1 + slowdown) times longer (a step in speed, like an external load starting). All ranks
+ * report at the end of every iteration (a BSP barrier), 1 unit each. A constraint change in
+ * the middle of an iteration changes the speed from then on (the report then mixes both
+ * constraints).
  */
 #include <math.h>
 #include <string.h>
@@ -114,7 +116,7 @@ double sim_model_rate(const struct sim_params *p, mono_ns period, mono_ns slice)
 
 static void new_iteration(struct sim *s)
 {
-	double k = 1.0 + s->p.noise * sim_gauss(&s->rng);
+	double k = (1.0 + s->p.noise * sim_gauss(&s->rng)) * (1.0 + s->p.slowdown);
 
 	if (s->p.drift > 0 && s->p.drift_tau_s > 0) {
 		double a = exp(-(double)(s->now - s->drift_at) / 1e9 / s->p.drift_tau_s);

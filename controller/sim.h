@@ -33,6 +33,8 @@ struct sim_params {
 	double rank_noise;  /* relative s.d. of a rank's measured interval */
 	double drift;       /* relative s.d. of a slowly varying speed factor (0: none) ... */
 	double drift_tau_s; /* ... and its correlation time (e.g. a co-runner's phases) */
+	double slowdown;    /* iterations this much longer from the next one on (0: none; 0.1:
+	                     * 10 % longer): a load that starts; may be changed at any time */
 	enum sim_shape shape;
 	double shape_a; /* the shape's parameter */
 	uint64_t seed;

@@ -186,9 +186,9 @@ static const struct cfg_key keys[] = {
      "file mode of an ipc endpoint's socket", NULL, NULL, NULL, NULL, NULL, NULL},
     {"max_tasks", CFG_INT, F(max_tasks), "256", 1, VSP_MAX_TASKS, NULL,
      "most tasks managed on this node", NULL, NULL, NULL, NULL, NULL, NULL},
-    {"stop_method", CFG_ENUM, F(stop_method), "\"signal\"", 0, 0, stop_names,
-     "how `stop` parks (signal: SIGSTOP/SIGCONT; auto: the cgroup freezer if usable, else "
-     "signals; freezer: refuse to start without one)",
+    {"stop_method", CFG_ENUM, F(stop_method), "\"auto\"", 0, 0, stop_names,
+     "how `stop` parks (auto: the cgroup freezer if usable, else signals; freezer: refuse to "
+     "start without one; signal: SIGSTOP/SIGCONT)",
      NULL, NULL, NULL, NULL, NULL, NULL},
     {"perf_events", CFG_ENUM, F(perf_events), "\"auto\"", 0, 0, perf_names,
      "perf task-clock counters end budgets and see wake-ups where the kernel allows (off: "

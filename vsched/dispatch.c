@@ -385,7 +385,6 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 		 * last for good. (Without an enforcer nothing else stops a raised task.)
 		 */
 		bool fresh_job = enforced(t, th) && run->cont_job != run->win[run->cur].release;
-		bool kstop = run->kstop || fresh_job;
 		bool was = run->raised;
 		/*
 		 * An enforcer that stops watching (the task grew threads: a bsp rank when its
@@ -399,6 +398,8 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 			run->cont_after = ENF_CONT_JOBS;
 		bool cont_after =
 		    run->cont_after > 0 && run->cont_job != run->win[run->cur].release;
+		/* one SIGCONT per raise, whichever of the three asks for it */
+		bool kstop = run->kstop || fresh_job || cont_after;
 
 		assert(prio >= 1 && prio <= VS_PRIO_RAISED);
 		hi = prio - 1;
@@ -420,10 +421,8 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 			if (!was)
 				run->wall_at_raise = now;
 		}
-		if (cont_after) {
-			note_gone(t, task_continue(t));
+		if (cont_after)
 			run->cont_after--;
-		}
 		arm_enforcer(t, th);
 		run->cont_job = run->win[run->cur].release;
 		arm_detectors(t, th,

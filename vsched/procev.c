@@ -5,8 +5,10 @@
  *
  * The connector multicasts every fork and exit on the machine. A classic BPF filter on the
  * socket (rebuilt by procev_watch whenever the set of managed processes changes) lets
- * through only the events whose process (fork: the child's tgid; exit: the tgid) is one of
- * ours, so the API thread is not woken by the rest of the system. Kernels from 6.6 also
+ * through only the events whose process is one of ours (a new thread: its tgid; a new
+ * process: its parent's tgid; an exit: the tgid), so the API thread is not woken by the rest
+ * of the system. A new process is reported so that it can be moved out of its parent's
+ * freezer cgroup (sched.c, freezer_evict). Kernels from 6.6 also
  * filter by event type (only FORK and EXIT are asked for); older ones ignore that request,
  * so the subscription is checked with a thread of our own and re-sent in the old form if
  * nothing arrived.
@@ -36,6 +38,8 @@
 #define OFF_WHAT  (OFF_EV + (int)offsetof(struct proc_event, what))
 #define OFF_DATA  (OFF_EV + (int)offsetof(struct proc_event, event_data))
 #define OFF_CTGID (OFF_DATA + (int)offsetof(struct fork_proc_event, child_tgid))
+#define OFF_CPID  (OFF_DATA + (int)offsetof(struct fork_proc_event, child_pid))
+#define OFF_PTGID (OFF_DATA + (int)offsetof(struct fork_proc_event, parent_tgid))
 #define OFF_XTGID (OFF_DATA + (int)offsetof(struct exit_proc_event, process_tgid))
 #define MAX_WATCH 1500 /* filter: 2 instructions a process, BPF_MAXINSNS 4096 */
 #define CHECK_MS  200  /* how long the subscription check waits for its event */
@@ -102,17 +106,26 @@ static bool check_events(struct procev *ev)
 
 int procev_watch(struct procev *ev, const pid_t *tgid, int n)
 {
-	struct sock_filter f[4 + 2 * MAX_WATCH + 1];
+	struct sock_filter f[9 + 2 * MAX_WATCH + 1];
 	struct sock_fprog prog = {.filter = f};
 	int k = 0;
 
 	if (n > MAX_WATCH)
 		n = MAX_WATCH; /* the rest are re-read by the slow sweep */
-	/* Loads are big-endian on netlink as elsewhere: compare with htonl'ed constants. */
+	/*
+	 * A = the process the event belongs to: a fork's child tgid, or its parent's tgid when
+	 * the child is a new process (child_pid == child_tgid); an exit's tgid. Then A is looked
+	 * up in the list. Loads are big-endian on netlink as elsewhere: compare with htonl'ed
+	 * constants (A == X compares two loaded words, no conversion).
+	 */
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_WHAT);
 	f[k++] =
-	    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_FORK), 0, 2);
+	    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_FORK), 0, 6);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_CPID);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TAX, 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_CTGID);
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 3);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_PTGID);
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_XTGID);
 	for (int i = 0; i < n; i++) {
@@ -184,10 +197,15 @@ int procev_drain(struct procev *ev, procev_fn fn, void *arg)
 			    cn->len < offsetof(struct proc_event, event_data) + 16)
 				continue;
 			memcpy(&e, cn->data, sizeof(e) < cn->len ? sizeof(e) : cn->len);
-			if (e.what == PROC_EVENT_FORK)
-				fn(arg, e.event_data.fork.child_tgid, e.event_data.fork.child_pid);
+			if (e.what == PROC_EVENT_FORK &&
+			    e.event_data.fork.child_pid == e.event_data.fork.child_tgid)
+				fn(arg, PROCEV_CHILD, e.event_data.fork.parent_tgid,
+				   e.event_data.fork.child_pid);
+			else if (e.what == PROC_EVENT_FORK)
+				fn(arg, PROCEV_THREAD, e.event_data.fork.child_tgid,
+				   e.event_data.fork.child_pid);
 			else if (e.what == PROC_EVENT_EXIT)
-				fn(arg, e.event_data.exit.process_tgid,
+				fn(arg, PROCEV_EXIT, e.event_data.exit.process_tgid,
 				   e.event_data.exit.process_pid);
 		}
 	}

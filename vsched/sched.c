@@ -778,13 +778,15 @@ int sched_set_epoch(struct sched *s, uint64_t realtime_ns, char *why, size_t why
 	return 0;
 }
 
-/* procev callback: a thread of tgid was born or died. */
-static void on_proc_event(void *arg, pid_t tgid, pid_t tid)
+/* procev callback: a thread of tgid was born or died, or tgid forked a process. */
+static void on_proc_event(void *arg, int what, pid_t tgid, pid_t tid)
 {
 	struct task *t = find_task(arg, tgid);
 
 	(void)tid;
-	if (t)
+	if (t && what == PROCEV_CHILD)
+		t->evict = true;
+	else if (t)
 		t->refresh = true;
 }
 
@@ -829,7 +831,8 @@ static void read_events(struct sched *s)
  * and at each tick those with threads awaiting adoption, and at each sweep those whose
  * thread count differs. Without: at each tick those whose count differs, and each task once
  * per 10 SCHED_REFRESH_NS anyway (a thread that exits while another starts keeps the count;
- * its slot is spread over the window by pid; a long gap may skip a slot once).
+ * its slot is spread over the window by pid; a long gap may skip a slot once). Also which
+ * tasks' freezer cgroups to clear of children (evict_children).
  */
 static void mark_refresh(struct sched *s, mono_ns now, bool tick, bool sweep)
 {
@@ -838,12 +841,30 @@ static void mark_refresh(struct sched *s, mono_ns now, bool tick, bool sweep)
 	for (int c = 0; c < s->cfg.ncpus; c++)
 		for (int i = 0; i < s->table[c]->n; i++) {
 			struct task *t = s->table[c]->task[i];
+			bool mine = tick && (uint64_t)t->pid % 10 == slot;
 			if (s->ev)
 				t->refresh |=
 				    (tick && t->npend > 0) || (sweep && task_threads_differ(t));
 			else if (tick)
-				t->refresh |=
-				    (uint64_t)t->pid % 10 == slot || task_threads_differ(t);
+				t->refresh |= mine || task_threads_differ(t);
+			/* Children: at each sweep (a fork the events do not name: CLONE_PARENT, a
+			 * grandchild), and without events at the task's slot too. */
+			t->evict |= sweep || (!s->ev && mine);
+		}
+}
+
+/*
+ * Moves the children of the flagged tasks out of their freezer cgroups: parking a task
+ * parks its own threads only (freezer.c).
+ */
+static void evict_children(struct sched *s)
+{
+	for (int c = 0; c < s->cfg.ncpus; c++)
+		for (int i = 0; i < s->table[c]->n; i++) {
+			struct task *t = s->table[c]->task[i];
+			if (t->evict && !atomic_load(&t->exited))
+				task_evict_children(t);
+			t->evict = false;
 		}
 }
 
@@ -945,6 +966,7 @@ void sched_housekeep(struct sched *s)
 		}
 	}
 	mark_refresh(s, now, tick, sweep);
+	evict_children(s);
 	refresh_threads(s);
 	reap(s);
 }

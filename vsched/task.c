@@ -15,8 +15,9 @@
  *    SCHED_OTHER (pinned: affinity is inherited) until sched_housekeep publishes them and
  *    the dispatcher applies the task's state to them.
  *  - `stop` parking is one freezer write per park or unpark when the task has a freezer
- *    cgroup (freezer.c), else SIGSTOP/SIGCONT. A perfwatch enforcer may also stop a
- *    single-threaded task with SIGSTOP at its budget end; the raise that follows sends
+ *    cgroup (freezer.c), else SIGSTOP/SIGCONT. Either parks the task's own threads only: a
+ *    process it forks is moved out of its cgroup (task_evict_children). A perfwatch enforcer may
+ * also stop a single-threaded task with SIGSTOP at its budget end; the raise that follows sends
  *    SIGCONT (kstop).
  */
 #include "vsched.h"
@@ -260,7 +261,8 @@ static int set_policy_all(const struct task *t, const struct task_threads *th, i
 	return 0;
 }
 
-int task_continue(struct task *t)
+/* SIGCONT to the process, whatever parks it (a stop its enforcer may have sent). */
+static int task_continue(struct task *t)
 {
 	return pidfd_signal(t->pidfd, SIGCONT) < 0 ? -errno : 0;
 }
@@ -270,8 +272,10 @@ int task_raise(struct task *t, const struct task_threads *th, int prio, bool set
 {
 	int rc;
 
-	if (t->park != VSP_PARK_STOP)
-		return set_policy_all(t, th, TASK_RT_POLICY, prio);
+	if (t->park != VSP_PARK_STOP) {
+		rc = set_policy_all(t, th, TASK_RT_POLICY, prio);
+		return rc || !kstop ? rc : task_continue(t);
+	}
 	if (setprio) {
 		rc = set_policy_all(t, th, TASK_RT_POLICY, prio);
 		if (rc)
@@ -403,6 +407,22 @@ int task_release_cgroup(struct task *t, const struct freezer *fz)
 	free(t->cg_dir);
 	t->cg_dir = NULL;
 	return rc;
+}
+
+int task_evict_children(struct task *t)
+{
+	int n;
+
+	if (!t->cg_dir)
+		return 0;
+	n = freezer_evict(t->cg_dir, t->pid);
+	if (n > 0)
+		log_debug("pid %d: %d child process(es) moved out of its freezer cgroup",
+		          (int)t->pid, n);
+	else if (n < 0 && n != -ENOENT)
+		log_warnx("pid %d: cannot move its children out of %s: %s", (int)t->pid, t->cg_dir,
+		          strerror(-n));
+	return n;
 }
 
 /*

@@ -184,6 +184,7 @@ struct task {
 	} pend[TASK_PEND_MAX];
 	unsigned npend;
 	bool refresh; /* a thread was born or died: re-read the list */
+	bool evict;   /* it forked a process: task_evict_children */
 
 	struct task_resv *resv;       /* RCU */
 	struct task_threads *threads; /* RCU */
@@ -405,10 +406,25 @@ void freezer_sentinel_remove(const struct freezer *fz, pid_t owner);
 int freezer_attach(const struct freezer *fz, pid_t pid, char *dir, size_t dirlen, int *state_fd);
 /* Freezes or thaws through a state file from freezer_attach: one pwrite. 0 or -errno. */
 int freezer_set(int state_fd, int kind, bool frozen);
-/* Thaws dir, moves every process in it to its parent and removes it. 0 or -errno. */
+/*
+ * Moves every process in dir (a cgroup from freezer_attach) but keep to its parent: the
+ * children a task forked. Returns how many it moved, or -errno (-ENOENT: dir is gone).
+ */
+int freezer_evict(const char *dir, pid_t keep);
+/*
+ * Thaws dir, moves every process in it to its parent and removes it. 0 (also when dir is
+ * gone) or -errno: then dir is left thawed. Waits up to 100 ms for a process that is exiting
+ * to leave it.
+ */
 int freezer_release(const struct freezer *fz, const char *dir);
 /* freezer_release of pid's cgroup if it is one of ours (from /proc/PID/cgroup). */
 int freezer_detach(const struct freezer *fz, pid_t pid);
+/*
+ * For a pid that no longer exists: freezer_release of a cgroup vsched.<pid> found below the
+ * mount (a task that exited before vsched could release its cgroup, which may still hold
+ * its children). 0 (also when there is none, or pid exists) or -errno.
+ */
+int freezer_release_gone(const struct freezer *fz, pid_t pid);
 
 /* perfwatch.c — see the file comment; arm/disarm are dispatcher-safe */
 #define PERFWATCH_DETECT_NS (20 * NSEC_PER_USEC) /* a detector fires after this much CPU */
@@ -430,8 +446,13 @@ int perfwatch_disarm(int fd);
 bool perfwatch_probe(void);
 
 /* procev.c — API thread */
-/* Called for a thread birth (tid of process tgid) or a thread's or process's exit. */
-typedef void (*procev_fn)(void *arg, pid_t tgid, pid_t tid);
+/*
+ * Called for every event let through: PROCEV_THREAD, thread tid born in process tgid;
+ * PROCEV_CHILD, process tgid forked a new process tid; PROCEV_EXIT, thread or process tid
+ * of process tgid exited.
+ */
+enum { PROCEV_THREAD, PROCEV_CHILD, PROCEV_EXIT };
+typedef void (*procev_fn)(void *arg, int what, pid_t tgid, pid_t tid);
 /* Subscribes to process events and checks they arrive; NULL (logged) when unavailable. */
 struct procev *procev_open(void);
 /* Lets through only the events of these processes (replaces the previous set). 0 or -errno. */
@@ -465,6 +486,12 @@ int task_restore(struct task *t, const struct freezer *fz);
  */
 int task_attach_cgroup(struct task *t, const struct freezer *fz);
 int task_release_cgroup(struct task *t, const struct freezer *fz);
+/*
+ * Moves every process in t's freezer cgroup but t itself (the children t forked since it was
+ * attached) to the cgroup t came from, so that parking t does not freeze them. Returns how
+ * many it moved (0 when t has no cgroup) or -errno (logged, but not -ENOENT).
+ */
+int task_evict_children(struct task *t);
 /* One stat(): the thread count differs from the published list, or threads await adoption. */
 bool task_threads_differ(const struct task *t);
 /*
@@ -483,16 +510,15 @@ int task_set_detectors(struct task *t, pid_t det_owner);
  * -errno (-ESRCH: the process is gone).
  * task_raise: lets the task run at RT priority prio. `stop` tasks: every thread set to prio
  * first when setprio (new thread list or other prio), then unparked when cont (thawed, or
- * SIGCONT without a freezer), and SIGCONT when kstop (its enforcer may have stopped it);
- * `idle` tasks: every thread set to prio. task_park: `stop` tasks are frozen, or get
- * SIGSTOP (every thread set to VS_PRIO_RAISED first when setprio, so they stay at the
- * raised priority while parked); `idle` tasks get every thread set to SCHED_IDLE.
+ * SIGCONT without a freezer); `idle` tasks: every thread set to prio. Either kind gets
+ * SIGCONT when kstop (an enforcer may have stopped it), at most one per call.
+ * task_park: `stop` tasks are frozen, or get SIGSTOP (every thread set to VS_PRIO_RAISED
+ * first when setprio, so they stay at the raised priority while parked); `idle` tasks get
+ * every thread set to SCHED_IDLE.
  */
 int task_raise(struct task *t, const struct task_threads *th, int prio, bool setprio, bool cont,
                bool kstop);
 int task_park(struct task *t, const struct task_threads *th, bool setprio);
-/* SIGCONT to the process, whatever parks it (a stop its enforcer may have sent). */
-int task_continue(struct task *t);
 uint64_t task_cputime(const struct task *t); /* process CPU clock, ns */
 bool task_has_exited(const struct task *t);  /* pidfd readable */
 /* Start time (field 22 of /proc/PID/stat) of pid, 0 if unreadable. */

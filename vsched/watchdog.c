@@ -34,7 +34,10 @@
  *    sched_setaffinity(saved), repeated until a pass changes nothing (threads created
  *    meanwhile); then, for a task parked through the cgroup freezer, its cgroup is thawed,
  *    every process in it moved back to the parent cgroup and the cgroup removed
- *    (freezer_detach); then SIGCONT. vsched's freezer sentinel is removed too. A second
+ *    (freezer_detach); then SIGCONT. A task that is gone may have left its cgroup behind
+ *    (it exited just before vsched died, maybe with a child still in it): that cgroup is
+ *    found by name and released the same way (freezer_release_gone). vsched's freezer
+ *    sentinel is removed too. A second
  *    SIGCONT pass follows WD_CONT_AGAIN_MS later: a perf enforcer of vsched's could still
  *    stop a task in the moment between vsched's socket and its perf counters closing.
  *    Only then does it log, and exit.
@@ -563,8 +566,14 @@ static int wd_restore_task(const struct wd_slot *s)
 	snprintf(path, sizeof(path), "/proc/%d", (int)s->pid);
 	/* The directory fd pins this process: a later pid reuse cannot redirect us. */
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	if (dfd < 0) {
+		/* Exited before vsched removed its cgroup: thawed and removed here (a child may
+		 * still be in it). */
+		struct freezer fz;
+		if (s->cgroup != FREEZER_NONE && freezer_find(&fz, s->cgroup) == 0)
+			freezer_release_gone(&fz, s->pid);
 		return 0;
+	}
 	if (wd_starttime(dfd) != s->starttime) {
 		close(dfd);
 		return 0;

@@ -64,20 +64,6 @@ thread_attrs() {
 	A_CPUS=${L[0]##*[[:space:]]}
 }
 
-# freezer_of PID: F = the process's line of the v1 freezer hierarchy in /proc/PID/cgroup (the
-# cgroup2 line "0::..." only when there is no v1 freezer), "" if none. Builtins only.
-freezer_of() {
-	local l v2=
-	F=
-	while read -r l; do
-		case $l in
-		*:freezer:*) F=$l ;;
-		0::*) v2=$l ;;
-		esac
-	done <"/proc/$1/cgroup" 2>/dev/null || true
-	[ -n "$F" ] || F=$v2
-}
-
 # all_restored: true when every thread of every task in TASKS matches ORIG, is not stopped
 # and not frozen (back in its original freezer cgroup).
 all_restored() {

@@ -22,7 +22,7 @@ if grep -q '^VSCHED_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
 	skip "the package is built without sanitizers (scripts/package.sh): tested with the optimised build"
 fi
 for tool in dpkg dpkg-query jq; do command -v "$tool" >/dev/null || skip "$tool not installed"; done
-DEB=${VSCHED_DEB:-$(ls -t "$VS_SRC"/build-deb/vsched_*.deb 2>/dev/null | head -1)}
+DEB=${VSCHED_DEB:-$(ls -t "$VS_SRC"/build-deb/vsched_*.deb 2>/dev/null | head -1 || true)}
 [ -n "$DEB" ] && [ -f "$DEB" ] || skip "no package: run bash scripts/package.sh (scripts/test.sh does)"
 dpkg-query -W -f='${Status}' vsched 2>/dev/null | grep -q 'ok installed' &&
 	skip "a vsched package is installed on this machine: not touching it"

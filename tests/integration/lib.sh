@@ -192,6 +192,20 @@ share() {
 	echo "$v"
 }
 
+# freezer_of PID: F = the process's line of the v1 freezer hierarchy in /proc/PID/cgroup (the
+# cgroup2 line "0::..." only when there is no v1 freezer), "" if none. Builtins only.
+freezer_of() {
+	local l v2=
+	F=
+	while read -r l; do
+		case $l in
+		*:freezer:*) F=$l ;;
+		0::*) v2=$l ;;
+		esac
+	done <"/proc/$1/cgroup" 2>/dev/null || true
+	[ -n "$F" ] || F=$v2
+}
+
 # within VALUE LOW HIGH: true when LOW <= VALUE <= HIGH (floats).
 within() { awk -v v="$1" -v l="$2" -v h="$3" 'BEGIN { exit !(v >= l && v <= h) }'; }
 

@@ -308,7 +308,7 @@ static void test_print_text(void **state)
 	                         "endpoint = \"ipc:///run/vsched/api.sock\";\n"
 	                         "endpoint_mode = \"0600\";\n"
 	                         "max_tasks = 256;\n"
-	                         "stop_method = \"signal\";\n"
+	                         "stop_method = \"auto\";\n"
 	                         "perf_events = \"auto\";\n"
 	                         "selftest = \"start\";\n");
 	free(buf);

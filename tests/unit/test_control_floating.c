@@ -390,6 +390,89 @@ static void test_correlated_noise_followed(void **state)
 	assert_true(e_trial < e_grow);
 }
 
+/*
+ * A load that starts (every iteration 10 % longer from then on: the rate drops ~4.5 points)
+ * on a settled 5:1 job of 200 ms iterations, 3 % iteration noise, target 50, eps 2 (paper
+ * 004 Fig. 7's job): seconds from the step until every later 5 s window of the
+ * application's own rate, to 150 s after the step, is within eps. Returns them (-1: never).
+ */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double load_step_run(uint64_t seed, unsigned *changes)
+{
+	struct run r;
+	struct sim_params sp;
+	struct control_params cp;
+	const mono_ns win = 5 * NSEC_PER_SEC, t_step = 400 * NSEC_PER_SEC;
+	mono_ns next;
+	double settle = -1;
+	uint64_t it0, ch0;
+
+	sim_params_default(&sp);
+	sp.comp = 5;
+	sp.comm = 1;
+	sp.t_full_s = 0.2;
+	sp.nranks = 2;
+	sp.exchanges = 1; /* one exchange per iteration, as bsp does */
+	sp.noise = 0.03;
+	sp.seed = seed;
+	sim_init(&r.sim, &sp, NSEC_PER_SEC);
+	control_params_default(&cp);
+	cp.nranks = sp.nranks;
+	cp.r_max = 1.0 / sp.t_full_s;
+	cp.target_pct = 50;
+	cp.epsilon_pct = 2.0;
+	assert_int_equal(control_job_init(&r.job, &cp, r.sim.now, &r.d), 0);
+	sim_set(&r.sim, r.d.period_ns, r.d.slice_ns);
+	while (r.sim.now < t_step)
+		step(&r);
+	r.sim.p.slowdown = 0.1;
+	ch0 = r.job.changes;
+	it0 = r.sim.iters;
+	next = r.sim.now + win;
+	while (r.sim.now < t_step + 150 * NSEC_PER_SEC) {
+		step(&r);
+		if (r.sim.now < next)
+			continue;
+		double rate = 100.0 * (double)(r.sim.iters - it0) * 0.2 /
+		              ((double)(r.sim.now - next + win) / 1e9);
+		if (fabs(rate - 50) > 2.0)
+			settle = -1;
+		else if (settle < 0)
+			settle = (double)(r.sim.now - t_step) / 1e9;
+		it0 = r.sim.iters;
+		next = r.sim.now + win;
+	}
+	*changes = (unsigned)(r.job.changes - ch0);
+	control_job_fini(&r.job);
+	return settle;
+}
+
+static void test_load_step_followed(void **state)
+{
+	(void)state;
+	double t[24];
+	unsigned late = 0, n = sizeof(t) / sizeof(t[0]);
+
+	for (unsigned k = 0; k < n; k++) {
+		unsigned ch;
+		t[k] = load_step_run(k + 1, &ch);
+		print_message("load step, seed %2u: back in band after %3.0f s, %2u U changes\n",
+		              k + 1, t[k], ch);
+		assert_true(t[k] >= 0 && t[k] <= 90);
+		late += t[k] > 30;
+	}
+	qsort(t, n, sizeof(t[0]), cmp_double);
+	print_message("load step: median %.0f s, %u of %u seeds over 30 s\n", t[n / 2], late, n);
+	/* before speed shifts were told from noise: median 31 s, 13 of 24 over 30 s */
+	assert_true(t[n / 2] <= 20);
+	assert_true(late <= 6);
+}
+
 /* The nodes' floor: no decision goes below it, also while the period is searched. */
 static void test_floor_respected(void **state)
 {
@@ -424,6 +507,7 @@ int main(void)
 	    cmocka_unit_test(test_target_change_fast),
 	    cmocka_unit_test(test_noise_not_chased),
 	    cmocka_unit_test(test_correlated_noise_followed),
+	    cmocka_unit_test(test_load_step_followed),
 	    cmocka_unit_test(test_floor_respected),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

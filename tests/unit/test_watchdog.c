@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -637,6 +638,126 @@ static void test_start_with_stdio_closed(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * Fake vsched for test_gone_cgroup: tracks pid (start time st) as parked through a freezer
+ * of kind, writes its guardian's pid to rep_fd, and _exits (no watchdog_stop) on a byte from
+ * cmd_fd.
+ */
+static _Noreturn void fake_track_gone(pid_t pid, uint64_t st, int kind, int rep_fd, int cmd_fd)
+{
+	struct sched_saved saved = {.policy = SCHED_OTHER};
+	struct watchdog *wd = watchdog_start(8);
+	pid_t g;
+	char cmd;
+
+	sched_getaffinity(0, sizeof(saved.affinity), &saved.affinity);
+	if (wd == NULL || watchdog_track(wd, pid, st, &saved, kind) < 0)
+		_exit(2);
+	g = watchdog_pid(wd);
+	if (write(rep_fd, &g, sizeof(g)) != sizeof(g) || read(cmd_fd, &cmd, 1) < 0)
+		_exit(2);
+	_exit(3);
+}
+
+/* True when pid's freezer cgroup (v1 line, else the cgroup2 one) is line. */
+static bool in_cgroup(pid_t pid, const char *line)
+{
+	char path[64], l[512], v2[512] = "", v1[512] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(l, sizeof(l), f))
+		if (strstr(l, ":freezer:"))
+			snprintf(v1, sizeof(v1), "%s", l);
+		else if (strncmp(l, "0::", 3) == 0)
+			snprintf(v2, sizeof(v2), "%s", l);
+	fclose(f);
+	return strcmp(v1[0] ? v1 : v2, line) == 0;
+}
+
+/*
+ * A task that exited while vsched still had its freezer cgroup, with a child of the task in
+ * it, frozen: the guardian thaws the child, moves it back to the task's original cgroup and
+ * removes the cgroup (found by name: the task's /proc entry is gone).
+ */
+static void test_gone_cgroup(void **state)
+{
+	char dir[PATH_MAX], orig[512] = "", l[512], path[PATH_MAX + 32], pidbuf[24];
+	struct freezer fz;
+	int rep[2], cmd[2], fd = -1, status;
+	pid_t task, child, fake, guardian = -1;
+	uint64_t st = 0;
+	mono_ns t0;
+	bool done = false;
+	FILE *f;
+
+	(void)state;
+	need_rt();
+	if (freezer_find(&fz, FREEZER_V1) < 0 && freezer_find(&fz, FREEZER_V2) < 0) {
+		print_message("SKIP: no cgroup freezer\n");
+		skip();
+	}
+	task = spawn_victim();
+	child = spawn_victim();
+	assert_true(task > 0 && child > 0);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)child);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(l, sizeof(l), f))
+		if (strstr(l, ":freezer:") || (!orig[0] && strncmp(l, "0::", 3) == 0))
+			snprintf(orig, sizeof(orig), "%s", l);
+	fclose(f);
+	/* As vsched leaves it: the task in vsched.<task> with its child; the task exits. */
+	assert_int_equal(proc_stat(task, NULL, &st), 0);
+	assert_int_equal(freezer_attach(&fz, task, dir, sizeof(dir), &fd), 0);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)child);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(pidbuf, f);
+	assert_int_equal(fclose(f), 0);
+	kill(task, SIGKILL);
+	reap_within(task, 2000);
+	assert_int_equal(freezer_set(fd, fz.kind, true), 0);
+	close(fd);
+	for (int i = 0; i < 1000 && proc_state(child) != 'D'; i++)
+		sleep_us(1000);
+	assert_int_equal(proc_state(child), 'D');
+
+	assert_int_equal(pipe2(rep, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(cmd, O_CLOEXEC), 0);
+	fake = fork();
+	assert_true(fake >= 0);
+	if (fake == 0)
+		fake_track_gone(task, st, fz.kind, rep[1], cmd[0]);
+	close(rep[1]);
+	close(cmd[0]);
+	if (read(rep[0], &guardian, sizeof(guardian)) != sizeof(guardian))
+		guardian = -1;
+	assert_int_equal(write(cmd[1], "x", 1), 1);
+	t0 = mono_now();
+	while (!done && mono_now() - t0 < (mono_ns)RESTORE_BOUND_MS * NSEC_PER_MSEC) {
+		done = access(dir, F_OK) < 0 && in_cgroup(child, orig) && proc_state(child) != 'D';
+		sleep_us(200);
+	}
+	print_message("exited task's cgroup: %s after %.2f ms\n",
+	              done ? "child thawed and back, cgroup removed" : "still there",
+	              (double)(mono_now() - t0) / 1e6);
+	reap_within(fake, 2000);
+	status = guardian > 0 ? reap_within(guardian, 2000) : -1;
+	close(rep[0]);
+	close(cmd[1]);
+	if (!done)
+		freezer_release(&fz, dir); /* leave nothing behind */
+	kill(child, SIGKILL);
+	reap_within(child, 2000);
+	assert_true(done);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* The highest CPU in our mask, if the mask has two or more (victims are pinned to it). */
 static int choose_pin_cpu(void)
 {
@@ -664,6 +785,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_pid_reuse_guard),
 	    cmocka_unit_test(test_check_restarts_guardian),
 	    cmocka_unit_test(test_scribbled_header),
+	    cmocka_unit_test(test_gone_cgroup),
 	};
 
 	/* The guardian is this binary re-executed (watchdog_start). */
