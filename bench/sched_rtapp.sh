@@ -20,6 +20,7 @@
 #
 # Raw lines to OUT (default $TMP/rtapp.raw):
 #   rtapp SCHED PERIOD_US PCT PERIODS MISSES SLACK_MED SLACK_P1 WULAT_MED WULAT_P99 RUN_MED VS_MISSES VS_PERIODS
+# RTAPP_STOP_METHOD sets vsched's stop_method (signal, freezer; default: vsched's own).
 # Bounded: about 100 s.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +31,7 @@ OUT=${1:-$TMP/rtapp.raw}
 RUNFRAC=${RUNFRAC:-0.8}
 need_root
 command -v rt-app >/dev/null || skip "rt-app not installed (Debian package rt-app)"
-case " $BENCH_SIDES " in *" vsched "*) write_config 'park = "stop";'; start_vsched ;; esac
+case " $BENCH_SIDES " in *" vsched "*) write_config 'park = "stop";' ${RTAPP_STOP_METHOD:+"stop_method = \"$RTAPP_STOP_METHOD\";"}; start_vsched ;; esac
 : >"$OUT"
 T=$here/rtapp
 
