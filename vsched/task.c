@@ -16,9 +16,9 @@
  *    the dispatcher applies the task's state to them.
  *  - `stop` parking is one freezer write per park or unpark when the task has a freezer
  *    cgroup (freezer.c), else SIGSTOP/SIGCONT. Either parks the task's own threads only: a
- *    process it forks is moved out of its cgroup (task_evict_children). A perfwatch enforcer may
- * also stop a single-threaded task with SIGSTOP at its budget end; the raise that follows sends
- *    SIGCONT (kstop).
+ *    process it forks is moved out of its cgroup (task_evict_children). A perfwatch
+ *    enforcer may also stop a single-threaded task with SIGSTOP at its budget end; the
+ *    raise that follows sends SIGCONT (kstop).
  */
 #include "vsched.h"
 

@@ -47,6 +47,13 @@ static void update(struct task_acct *a, struct win_run *wr, const struct vsp_res
 }
 
 /* update() for a task the dispatcher saw asleep and that has run `ran` since it woke */
+/* A task's accounting and one window, as before its first job. */
+static void fresh(struct task_acct *a, struct win_run *wr)
+{
+	memset(a, 0, sizeof(*a));
+	memset(wr, 0, sizeof(*wr));
+}
+
 static void update_woke(struct task_acct *a, struct win_run *wr, const struct vsp_resv *r,
                         mono_ns now, uint64_t ran)
 {
@@ -63,8 +70,7 @@ static void test_epoch_grid_and_miss(void **state)
 	struct win_run wr;
 	(void)state;
 
-	memset(&a, 0, sizeof(a));
-	memset(&wr, 0, sizeof(wr));
+	fresh(&a, &wr);
 	update(&a, &wr, &r, VSP_ANCHOR_EPOCH, true, 5 * MS);
 	assert_int_equal(wr.release, 0);
 	assert_int_equal(wr.budget, 3 * MS / 2); /* prorated: half the window left */
@@ -96,8 +102,7 @@ static void test_epoch_change_keeps_used(void **state)
 	struct win_run wr;
 	(void)state;
 
-	memset(&a, 0, sizeof(a));
-	memset(&wr, 0, sizeof(wr));
+	fresh(&a, &wr);
 	update(&a, &wr, &r, VSP_ANCHOR_EPOCH, false, 0);
 	update(&a, &wr, &r, VSP_ANCHOR_EPOCH, true, 1000 * MS);
 	assert_int_equal(wr.budget, 80 * MS);
@@ -130,8 +135,7 @@ static void test_wakeup_dormant_and_wake(void **state)
 	struct win_run wr;
 	(void)state;
 
-	memset(&a, 0, sizeof(a));
-	memset(&wr, 0, sizeof(wr));
+	fresh(&a, &wr);
 	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, true, 100 * MS);
 	assert_true(eligible(&wr, 100 * MS));
 	/* it blocked after 50 us: at the deadline the window turns dormant, no miss */
@@ -163,8 +167,7 @@ static void test_wakeup_throttle_and_replenish(void **state)
 	struct win_run wr;
 	(void)state;
 
-	memset(&a, 0, sizeof(a));
-	memset(&wr, 0, sizeof(wr));
+	fresh(&a, &wr);
 	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, true, 3 * MS);
 	wr.used = 2 * MS + 10 * US; /* spent (10 us late) */
 	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 6 * MS);
@@ -196,8 +199,7 @@ static void test_wakeup_cbs_rule(void **state)
 	struct win_run wr;
 	(void)state;
 
-	memset(&a, 0, sizeof(a));
-	memset(&wr, 0, sizeof(wr));
+	fresh(&a, &wr);
 	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, true, 100 * MS);
 	wr.used = 200 * US; /* its job, then it slept */
 	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 100500 * US);
@@ -249,8 +251,7 @@ static uint64_t greedy_run(uint64_t wall, uint64_t *worst, bool cbs, uint32_t se
 	size_t n = 0, lo = 0;
 	bool woke = false;
 
-	memset(&a, 0, sizeof(a));
-	memset(&wr, 0, sizeof(wr));
+	fresh(&a, &wr);
 	*worst = 0;
 	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, true, 1 * MS);
 	for (mono_ns now = 1 * MS; now < wall; now += step) {
