@@ -50,6 +50,7 @@
 #define MAX_CHAIN      (VS_PRIO_RAISED - 1) /* SCHED_RR 98 down to 2 */
 #define ENF_REARM      (20 * NSEC_PER_USEC) /* enforcer off its job's end by more: re-arm */
 #define ENF_CONT_JOBS  3 /* jobs continued after the enforcer stopped watching a task */
+#define ENF_LATE_NS    (100 * NSEC_PER_USEC) /* ran less since a SIGCONT: a late stop may hold it */
 #define STACK_SIZE     (256 * 1024)
 
 struct disp {
@@ -99,6 +100,39 @@ static bool kstop_possible(const struct task_run *run)
 	const struct win_run *wr = &run->win[run->cur];
 
 	return run->enf_armed && wr->used + EPS_NS >= wr->budget;
+}
+
+/*
+ * Whether task t's enforcer stopped it since it was last continued: the counter's own count
+ * (+ EPS_NS) reached an overflow point enf_count0 + k * enf_len (k >= 1) not yet answered.
+ * And once more, at the next job, when it counted less than ENF_LATE_NS since the SIGCONT
+ * that answered one: the stop is queued from an irq_work and may land after that SIGCONT.
+ * (The counter's clock, not the task's CPU clock: the counter also counts interrupt time and
+ * ran up to 3 % ahead of it here: its overflows came before points reckoned on the CPU
+ * clock.)
+ * Only these get a SIGCONT. One sent to a task the enforcer did not stop would discard a
+ * SIGSTOP that someone else sent while the task was frozen: a tracer's PTRACE_ATTACH (gdb,
+ * LeakSanitizer's leak check at exit) then waits for good for a stop that never comes, and a
+ * job its administrator stopped would be resumed.
+ */
+static bool enforcer_stopped(struct task *t)
+{
+	struct task_run *run = &t->run;
+	uint64_t n, k;
+
+	if (!run->enf_armed || run->enf_len == 0 || (n = perfwatch_count(t->enf_fd)) == 0)
+		return false;
+	k = n + EPS_NS < run->enf_count0 ? 0 : (n + EPS_NS - run->enf_count0) / run->enf_len;
+	if (k > run->enf_acked) {
+		run->enf_acked = k;
+		run->enf_cont_at = n;
+		run->enf_recheck = true;
+		return true;
+	}
+	if (!run->enf_recheck)
+		return false;
+	run->enf_recheck = false;
+	return n < run->enf_cont_at + ENF_LATE_NS;
 }
 
 /*
@@ -327,6 +361,8 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 		run->enf_armed = true;
 		run->enf_cpu0 = c;
 		run->enf_len = left > PERFWATCH_MIN_NS ? left : PERFWATCH_MIN_NS;
+		run->enf_count0 = perfwatch_count(t->enf_fd);
+		run->enf_acked = 0;
 	}
 }
 
@@ -379,10 +415,11 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 		int prio = chain_prio(run->prio, hi, k, len);
 		bool setprio = th->gen != run->applied_threads || run->prio != prio;
 		/*
-		 * An enforced task gets SIGCONT at every new job, not only when its enforcer may
-		 * have fired by our count: a stop signal can arrive a little after the counter
-		 * said so (it is queued from an irq_work), and a stop we missed would otherwise
-		 * last for good. (Without an enforcer nothing else stops a raised task.)
+		 * An enforced task is checked at every new job, not only when its enforcer may
+		 * have fired by the dispatcher's count (a stop can land a little after the count
+		 * said so, or after the task was frozen): a stop missed would last for good. It
+		 * gets a SIGCONT only when its clock shows the enforcer fired (enforcer_stopped).
+		 * (Without an enforcer nothing else stops a raised task.)
 		 */
 		bool fresh_job = enforced(t, th) && run->cont_job != run->win[run->cur].release;
 		bool was = run->raised;
@@ -398,8 +435,8 @@ static void raise_chain(struct disp *d, struct cpu_table *ct, int len, mono_ns n
 			run->cont_after = ENF_CONT_JOBS;
 		bool cont_after =
 		    run->cont_after > 0 && run->cont_job != run->win[run->cur].release;
-		/* one SIGCONT per raise, whichever of the three asks for it */
-		bool kstop = run->kstop || fresh_job || cont_after;
+		/* one SIGCONT per raise, whichever asks for it */
+		bool kstop = ((run->kstop || fresh_job) && enforcer_stopped(t)) || cont_after;
 
 		assert(prio >= 1 && prio <= VS_PRIO_RAISED);
 		hi = prio - 1;

@@ -19,8 +19,8 @@
  * Overflow signals are queued from an irq_work: a few µs after the overflow.
  *
  * Needs perf_event_open on other processes (root, or CAP_PERFMON); perfwatch_probe() says
- * whether this kernel offers it. Everything but perfwatch_arm/disarm runs on the API thread;
- * those two are single ioctls, dispatcher-safe.
+ * whether this kernel offers it. Everything but perfwatch_arm/disarm/count runs on the API
+ * thread; those three are single system calls, dispatcher-safe.
  */
 #include "vsched.h"
 
@@ -85,6 +85,13 @@ int perfwatch_arm(int fd, uint64_t ns, bool once, bool enable)
 int perfwatch_disarm(int fd)
 {
 	return ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0 ? -errno : 0;
+}
+
+uint64_t perfwatch_count(int fd)
+{
+	uint64_t v;
+
+	return read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) ? v : 0;
 }
 
 bool perfwatch_probe(void)

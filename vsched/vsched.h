@@ -138,7 +138,7 @@ struct task_run {
 	int prio;              /* RT priority last applied to every thread, 0 if none */
 	bool raised;           /* in the chain: continued at prio */
 	bool parked;           /* parked by the dispatcher (frozen or SIGSTOP, or SCHED_IDLE) */
-	bool kstop;            /* its enforcer may have stopped it: SIGCONT at the next raise */
+	bool kstop;            /* its enforcer may have stopped it: checked at the next raise */
 	bool started;          /* first jobs set up */
 	bool enf_armed;        /* the enforcer counts down enf_len from enf_cpu0 */
 	bool enf_on;           /* the enforcer is enabled (stays so until disarmed) */
@@ -146,6 +146,10 @@ struct task_run {
 	bool idle_seen;        /* raised, it used no CPU over the last sample */
 	uint64_t enf_cpu0;     /* task CPU clock when the enforcer was armed */
 	uint64_t enf_len;      /* CPU ns it was armed with (its period) */
+	uint64_t enf_count0;   /* the enforcer's own count when it was armed */
+	uint64_t enf_acked;    /* its overflows since then answered with a SIGCONT */
+	uint64_t enf_cont_at;  /* its count at the last such SIGCONT */
+	bool enf_recheck;      /* continue once more if it counted < ENF_LATE_NS since then */
 	mono_ns cont_job;      /* release of the job it was last continued for */
 	uint32_t cont_after;   /* jobs still to get a SIGCONT since its enforcer was disarmed */
 	uint64_t det_threads;  /* task_threads.gen the detectors were armed on */
@@ -442,6 +446,11 @@ int perfwatch_owner(int fd, pid_t owner_tid);
  */
 int perfwatch_arm(int fd, uint64_t ns, bool once, bool enable);
 int perfwatch_disarm(int fd);
+/*
+ * The counter's value: ns of the thread's CPU it counted while enabled (its own clock, which
+ * runs a little ahead of the thread's CPU clock: it also counts interrupt time). 0 on error.
+ */
+uint64_t perfwatch_count(int fd);
 /* True when this process may open perf counters at all. */
 bool perfwatch_probe(void);
 
