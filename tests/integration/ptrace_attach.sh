@@ -16,7 +16,7 @@
 #  - 40 attaches at random moments each see the tracee stop within 2 s (20 periods);
 #  - a task stopped with `kill -STOP` stays stopped for 2 s (its CPU clock stands still),
 #    then runs again on `kill -CONT` and gets its share;
-#  - a task that uses its whole budget (slice 5 ms, deadline 100 ms: every job ends at its
+#  - a task that uses its whole budget (slice 5 ms of 20 ms: every job ends at its
 #    enforcer's stop) still gets its share: the enforcer's stops are answered.
 source "$(dirname "$0")/lib.sh"
 need_root
