@@ -183,6 +183,7 @@ int main(int argc, char **argv)
 	if (!o.fg && daemon(0, 0) < 0)
 		fatal("daemon");
 	prepare_process();
+	watchdog_recover();
 	s = start_scheduler(&cfg, &wd);
 	log_info("running on %d CPUs, API on %s", cfg.ncpus, cfg.endpoint);
 

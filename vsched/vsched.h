@@ -640,6 +640,12 @@ void watchdog_stop(struct watchdog **wd);
  * few ms the new guardian takes to report ready.
  */
 int watchdog_check(struct watchdog *wd);
+/*
+ * At start, before watchdog_start: restores the tasks of every vsched that ended together
+ * with its guardian, from the copies of their tables on file, and removes the copies.
+ * Returns how many copies it found.
+ */
+int watchdog_recover(void);
 /* Pid of the current guardian, -1 if none (logging, tests). */
 pid_t watchdog_pid(const struct watchdog *wd);
 /* vsched's end of the guardian's socket (readable at EOF: it died), -1 if none. */

@@ -44,6 +44,12 @@
  *  - On 'Q' (watchdog_stop) the guardian exits without touching anything.
  *  - watchdog_check (vsched housekeeping) notices a dead guardian (waitpid WNOHANG on its
  *    unreaped child) and starts a new one over the same memfd: tracked tasks stay protected.
+ *  - Both killed at once (a SIGKILL to the whole process tree: CTest's timeout, a service
+ *    manager's final kill) leaves the tasks changed, maybe frozen at SCHED_RR 98. So every
+ *    slot is mirrored into a copy of the table on file, WD_RUNDIR/tasks.<vsched pid>
+ *    (removed at an orderly end, and by the guardian after its restore); the next vsched to
+ *    start restores the tasks of every copy whose owner is no running vsched, as the
+ *    guardian would have (watchdog_recover), and removes it.
  *
  * Limits: the saved attributes are per process (the main thread's), applied to every thread.
  * Child processes forked by a task are not tracked. A crash that dumps core delays EOF until
@@ -76,6 +82,7 @@
 #define WD_CONT_AGAIN_MS 5    /* second SIGCONT pass after the restore */
 #define WD_EOF_WAIT_MS   100  /* how long a guardian that closed its socket has to exit */
 #define WD_EXIT_USAGE    2
+#define WD_RUNDIR        "/run/vsched" /* the tables' copies on file: tasks.<vsched pid> */
 
 enum { WD_FREE = 0, WD_BUSY = 1, WD_VALID = 2 };
 
@@ -105,6 +112,8 @@ struct watchdog {
 	int exefd; /* our own executable, opened once: a restart runs the same binary */
 	int sock;  /* vsched's end of the socketpair: its closing is the guardian's signal */
 	pid_t pid; /* current guardian (our unreaped child, so the pid is not reused), -1 if none */
+	struct wd_table
+	    *copy; /* the table's copy in WD_RUNDIR/tasks.<our pid>, MAP_FAILED if none */
 };
 
 static size_t wd_table_size(int max_tasks)
@@ -117,7 +126,76 @@ static int wd_pidfd_signal(int pidfd, int sig)
 	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
+/* The path of the table's copy of vsched owner. */
+static void wd_copy_path(pid_t owner, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/tasks.%d", WD_RUNDIR, (int)owner);
+}
+
 /* ---- vsched side ---- */
+
+/*
+ * Creates the table's copy on file (tmpfs: gone at reboot, like every process it names), for
+ * watchdog_recover. Without it (no /run: not root) a vsched killed together with its guardian
+ * leaves its tasks as they are; logged.
+ */
+static void wd_copy_open(struct watchdog *wd)
+{
+	char path[64];
+	int fd = -1;
+
+	wd->copy = MAP_FAILED;
+	wd_copy_path(getpid(), path, sizeof(path));
+	if ((mkdir(WD_RUNDIR, 0700) == 0 || errno == EEXIST) &&
+	    (fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0 &&
+	    ftruncate(fd, (off_t)wd->maplen) == 0)
+		wd->copy = mmap(NULL, wd->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (wd->copy == MAP_FAILED) {
+		log_warn("watchdog: %s (no copy of the task table: if vsched and its guardian are "
+		         "killed together, their tasks are left as they are)",
+		         path);
+		if (fd >= 0)
+			unlink(path);
+		return;
+	}
+	wd->copy->magic = WD_MAGIC;
+	wd->copy->slot_size = sizeof(struct wd_slot);
+	wd->copy->max_tasks = (uint32_t)wd->max_tasks;
+}
+
+/* Mirrors slot i of the table (owned by the caller) into the copy. */
+static void wd_copy_slot(struct watchdog *wd, int i)
+{
+	const struct wd_slot *s = &wd->tab->slot[i];
+	struct wd_slot *d;
+	uint32_t st;
+
+	if (wd->copy == MAP_FAILED)
+		return;
+	d = &wd->copy->slot[i];
+	st = atomic_load_explicit(&s->state, memory_order_acquire);
+	if (st == WD_VALID) {
+		d->pid = s->pid;
+		d->starttime = s->starttime;
+		d->saved = s->saved;
+		d->cgroup = s->cgroup;
+	}
+	atomic_store_explicit(&d->state, st == WD_VALID ? WD_VALID : WD_FREE, memory_order_release);
+}
+
+static void wd_copy_close(struct watchdog *wd)
+{
+	char path[64];
+
+	if (wd->copy == MAP_FAILED)
+		return;
+	munmap(wd->copy, wd->maplen);
+	wd->copy = MAP_FAILED;
+	wd_copy_path(getpid(), path, sizeof(path));
+	unlink(path);
+}
 
 /*
  * Moves fd above 2 (close-on-exec kept): the guardian refuses descriptors 0-2, which vsched
@@ -272,6 +350,7 @@ struct watchdog *watchdog_start(int max_tasks)
 	wd->sock = -1;
 	wd->pid = -1;
 	wd->tab = MAP_FAILED;
+	wd->copy = MAP_FAILED;
 	wd->memfd = -1;
 
 	/*
@@ -305,11 +384,13 @@ struct watchdog *watchdog_start(int max_tasks)
 	wd->tab->magic = WD_MAGIC;
 	wd->tab->slot_size = sizeof(struct wd_slot);
 	wd->tab->max_tasks = (uint32_t)max_tasks;
+	wd_copy_open(wd);
 
 	if (wd_spawn(wd) < 0)
 		goto fail;
 	return wd;
 fail:
+	wd_copy_close(wd);
 	if (wd->tab != MAP_FAILED)
 		munmap(wd->tab, wd->maplen);
 	if (wd->memfd >= 0)
@@ -343,6 +424,7 @@ int watchdog_track(struct watchdog *wd, pid_t pid, uint64_t starttime,
 		s->cgroup = cgroup;
 		/* Publish: the fields above are visible before VALID (release). */
 		atomic_store_explicit(&s->state, WD_VALID, memory_order_release);
+		wd_copy_slot(wd, i);
 		return i;
 	}
 	log_warnx("watchdog: table full (%d tasks); pid %d is not protected", wd->max_tasks,
@@ -355,6 +437,7 @@ void watchdog_untrack(struct watchdog *wd, int slot)
 	if (wd == NULL || slot < 0 || slot >= wd->max_tasks)
 		return;
 	atomic_store_explicit(&wd->tab->slot[slot].state, WD_FREE, memory_order_release);
+	wd_copy_slot(wd, slot);
 }
 
 /* Slots in use (for messages). */
@@ -431,6 +514,7 @@ void watchdog_stop(struct watchdog **wdp)
 		close(wd->sock);
 	}
 	wd_reap(wd, WD_STOP_TIMEOUT);
+	wd_copy_close(wd);
 	munmap(wd->tab, wd->maplen);
 	close(wd->memfd);
 	close(wd->exefd);
@@ -835,7 +919,86 @@ int watchdog_main(int argc, char **argv)
 	if (write(sock, rt ? "R" : "r", 1) != 1) {
 		/* vsched is already gone: the read in wd_wait sees EOF. */
 	}
-	if (!wd_wait(sock))
+	if (!wd_wait(sock)) {
+		char path[64];
+
 		wd_restore_all(tab, (uint32_t)max, owner);
+		wd_copy_path(owner, path, sizeof(path));
+		unlink(path); /* restored: nothing left for watchdog_recover */
+	}
 	return 0;
+}
+
+/* ---- recovery: vsched and its guardian both ended (a process-tree SIGKILL) ---- */
+
+/* True when pid is a running vsched other than this process (by its name). */
+static bool wd_vsched_alive(pid_t pid)
+{
+	char path[40], comm[32] = "";
+	FILE *f;
+
+	if (pid == getpid())
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	return strcmp(comm, "vsched\n") == 0;
+}
+
+/* Restores the tasks listed in the copy at path (of vsched owner, gone), then removes it. */
+static void wd_recover_file(const char *path, pid_t owner)
+{
+	struct wd_table *tab = MAP_FAILED;
+	struct stat st = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (size_t)st.st_size >= offsetof(struct wd_table, slot))
+		tab = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (tab == MAP_FAILED || tab->magic != WD_MAGIC ||
+	    tab->slot_size != sizeof(struct wd_slot) || tab->max_tasks < 1 ||
+	    tab->max_tasks > WD_MAX_TASKS ||
+	    wd_table_size((int)tab->max_tasks) != (size_t)st.st_size) {
+		log_warnx("watchdog: %s is not a task table of this vsched: removed", path);
+	} else {
+		log_warnx("watchdog: vsched %d ended together with its guardian: restoring its "
+		          "tasks from %s",
+		          (int)owner, path);
+		wd_restore_all(tab, tab->max_tasks, owner);
+	}
+	if (tab != MAP_FAILED)
+		munmap(tab, (size_t)st.st_size);
+	unlink(path);
+}
+
+int watchdog_recover(void)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(WD_RUNDIR);
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[300], *end;
+		long owner;
+
+		if (strncmp(de->d_name, "tasks.", 6) != 0)
+			continue;
+		owner = strtol(de->d_name + 6, &end, 10);
+		if (*end != '\0' || owner <= 0 || owner > INT_MAX || wd_vsched_alive((pid_t)owner))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", WD_RUNDIR, de->d_name);
+		wd_recover_file(path, (pid_t)owner);
+		n++;
+	}
+	closedir(d);
+	return n;
 }
