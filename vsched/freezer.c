@@ -29,6 +29,9 @@
  * vsched.sentinel.<vsched pid> kept frozen while vsched runs — keeps the key on, so every
  * park is a plain write.
  *
+ * A cgroup still busy after that (a process that takes long to exit holds it) is left thawed
+ * and retried once a second for a minute (freezer_retry, from the housekeeping sweep).
+ *
  * Everything but freezer_set runs on the API thread or in the guardian; freezer_set is one
  * pwrite(), dispatcher-safe.
  */
@@ -268,6 +271,46 @@ static int parent_of(const char *dir, char *parent, size_t len)
 #define MOVE_PASSES 3
 /* How long freezer_release waits for an exiting process to leave the cgroup. */
 #define RELEASE_WAIT_MS 100
+/* Cgroups still busy after that, retried by freezer_retry (at most this many, this often). */
+#define RETRY_MAX   32
+#define RETRY_TRIES 60
+
+/* The cgroups freezer_release left behind busy (thawed): API thread only. */
+static struct {
+	char *dir;
+	int tries;
+} retry[RETRY_MAX];
+
+static void retry_add(const char *dir)
+{
+	for (int i = 0; i < RETRY_MAX; i++)
+		if (retry[i].dir == NULL) {
+			retry[i].dir = strdup(dir);
+			retry[i].tries = 0;
+			return;
+		}
+}
+
+void freezer_retry(void)
+{
+	char parent[PATH_MAX];
+
+	for (int i = 0; i < RETRY_MAX; i++) {
+		if (retry[i].dir == NULL)
+			continue;
+		if (parent_of(retry[i].dir, parent, sizeof(parent)) == 0)
+			move_all(retry[i].dir, parent, 0);
+		if (rmdir(retry[i].dir) == 0 || errno == ENOENT)
+			log_info("freezer cgroup %s removed (it was busy)", retry[i].dir);
+		else if (++retry[i].tries < RETRY_TRIES)
+			continue;
+		else
+			log_warnx("freezer cgroup %s still busy after %d tries: left (thawed)",
+			          retry[i].dir, RETRY_TRIES);
+		free(retry[i].dir);
+		retry[i].dir = NULL;
+	}
+}
 
 int freezer_evict(const char *dir, pid_t keep)
 {
@@ -316,7 +359,10 @@ int freezer_release(const struct freezer *fz, const char *dir)
 		if (pass >= MOVE_PASSES - 1)
 			usleep(2000);
 	}
-	return rc ? rc : -errno;
+	rc = rc ? rc : -errno;
+	if (rc == -EBUSY)
+		retry_add(dir);
+	return rc;
 }
 
 /* How deep freezer_release_gone looks below the mount (systemd nests 3-5 levels). */

@@ -964,6 +964,7 @@ void sched_housekeep(struct sched *s)
 			s->wd_polled = 0; /* (the new socket may have the old one's number) */
 			poll_watchdog(s);
 		}
+		freezer_retry();
 	}
 	mark_refresh(s, now, tick, sweep);
 	evict_children(s);

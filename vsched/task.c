@@ -399,8 +399,8 @@ int task_release_cgroup(struct task *t, const struct freezer *fz)
 		return 0;
 	rc = freezer_release(fz, t->cg_dir);
 	if (rc)
-		log_warnx("pid %d: cannot remove freezer cgroup %s: %s", (int)t->pid, t->cg_dir,
-		          strerror(-rc));
+		log_warnx("pid %d: cannot remove freezer cgroup %s: %s%s", (int)t->pid, t->cg_dir,
+		          strerror(-rc), rc == -EBUSY ? " (thawed; retried every second)" : "");
 	if (t->freeze_fd >= 0)
 		close(t->freeze_fd);
 	t->freeze_fd = -1;

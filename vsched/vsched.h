@@ -421,6 +421,11 @@ int freezer_evict(const char *dir, pid_t keep);
  * to leave it.
  */
 int freezer_release(const struct freezer *fz, const char *dir);
+/*
+ * Retries removing the cgroups freezer_release found busy (-EBUSY: it keeps them, at most 32,
+ * for 60 calls; logged when removed or given up). API thread, once a second.
+ */
+void freezer_retry(void);
 /* freezer_release of pid's cgroup if it is one of ours (from /proc/PID/cgroup). */
 int freezer_detach(const struct freezer *fz, pid_t pid);
 /*
