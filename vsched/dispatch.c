@@ -103,6 +103,27 @@ static bool kstop_possible(const struct task_run *run)
 }
 
 /*
+ * True when task t's enforcer counted (+ EPS_NS) to an overflow point enf_count0 + k *
+ * enf_len (k >= 1) of its current arming that no SIGCONT answered yet; then counts it as
+ * answered (the caller continues the task) and asks for one recheck (enforcer_stopped).
+ */
+static bool enforcer_unanswered(struct task *t)
+{
+	struct task_run *run = &t->run;
+	uint64_t n, k;
+
+	if (!run->enf_armed || run->enf_len == 0 || (n = perfwatch_count(t->enf_fd)) == 0)
+		return false;
+	k = n + EPS_NS < run->enf_count0 ? 0 : (n + EPS_NS - run->enf_count0) / run->enf_len;
+	if (k <= run->enf_acked)
+		return false;
+	run->enf_acked = k;
+	run->enf_cont_at = n;
+	run->enf_recheck = true;
+	return true;
+}
+
+/*
  * Whether task t's enforcer stopped it since it was last continued: the counter's own count
  * (+ EPS_NS) reached an overflow point enf_count0 + k * enf_len (k >= 1) not yet answered.
  * And once more, at the next job, when it counted less than ENF_LATE_NS since the SIGCONT
@@ -118,21 +139,13 @@ static bool kstop_possible(const struct task_run *run)
 static bool enforcer_stopped(struct task *t)
 {
 	struct task_run *run = &t->run;
-	uint64_t n, k;
 
-	if (!run->enf_armed || run->enf_len == 0 || (n = perfwatch_count(t->enf_fd)) == 0)
-		return false;
-	k = n + EPS_NS < run->enf_count0 ? 0 : (n + EPS_NS - run->enf_count0) / run->enf_len;
-	if (k > run->enf_acked) {
-		run->enf_acked = k;
-		run->enf_cont_at = n;
-		run->enf_recheck = true;
+	if (enforcer_unanswered(t))
 		return true;
-	}
 	if (!run->enf_recheck)
 		return false;
 	run->enf_recheck = false;
-	return n < run->enf_cont_at + ENF_LATE_NS;
+	return perfwatch_count(t->enf_fd) < run->enf_cont_at + ENF_LATE_NS;
 }
 
 /*
@@ -356,6 +369,14 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 		if (nx <= c + left && nx + ENF_REARM >= c + left)
 			return;
 	}
+	/*
+	 * An overflow of the arming in force that was not answered (the counter runs ahead of
+	 * the CPU clock the dispatcher counts by, so the task can be stopped while the
+	 * dispatcher still sees budget left): continued now, or the new arming would forget
+	 * that it is stopped (seen: a task at 0 % for good after `task set`).
+	 */
+	if (enforcer_unanswered(t))
+		note_gone(t, task_raise(t, th, run->prio, false, false, true));
 	if (perfwatch_arm(t->enf_fd, left, false, !run->enf_on) == 0) {
 		run->enf_on = true;
 		run->enf_armed = true;

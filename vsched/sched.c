@@ -295,7 +295,8 @@ static void run_reset(struct task *t)
 	t->run.cpu_at_raise = task_cputime(t); /* budget baseline (dispatch.c) */
 	t->run.prio = t->park == VSP_PARK_STOP ? VS_PRIO_RAISED : 0;
 	t->run.parked = true;
-	t->run.kstop = t->enf_fd >= 0; /* its enforcer may have stopped it: SIGCONT to be sure */
+	/* (moved) its enforcer may have stopped it, unanswered: continued at its next job */
+	t->run.cont_after = t->enf_fd >= 0 ? 1 : 0;
 }
 
 /* The anchor of a request: valid, and wakeup only with one window. */

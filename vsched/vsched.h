@@ -151,8 +151,8 @@ struct task_run {
 	uint64_t enf_cont_at;  /* its count at the last such SIGCONT */
 	bool enf_recheck;      /* continue once more if it counted < ENF_LATE_NS since then */
 	mono_ns cont_job;      /* release of the job it was last continued for */
-	uint32_t cont_after;   /* jobs still to get a SIGCONT since its enforcer was disarmed */
-	uint64_t det_threads;  /* task_threads.gen the detectors were armed on */
+	uint32_t cont_after; /* jobs still to get a SIGCONT (its enforcer was disarmed, or moved) */
+	uint64_t det_threads; /* task_threads.gen the detectors were armed on */
 };
 
 /* Counters written by the dispatcher (relaxed atomics), read by the API thread. */

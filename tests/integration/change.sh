@@ -3,7 +3,8 @@
 # Outcome checked: a spin loop held at 20% of a CPU (2ms/10ms) is measured at 20% ± 3, then
 # after `task set` to 6ms/10ms at 60% ± 3, with the same vsched and the same process, and
 # `task list` shows the new reservation. A set that would exceed the cap is refused and
-# changes nothing.
+# changes nothing. Set to two windows of 75 % that no longer fit beside a 20 % task on its
+# CPU, it moves to the other CPU and gets 75% (70-78: two late starts per period) there.
 . "$(dirname "$0")/lib.sh"
 need_root
 start_vsched
@@ -35,3 +36,17 @@ again=$(shares 1 "$p")
 within "$again" 57 63 || fail "share after a refused set $again%, want 60"
 [ "$(ps -o pid= -p "$VSCHED_PID" | tr -d ' ')" = "$VSCHED_PID" ] || fail "vsched restarted?"
 pass "set 20% -> 60% in effect at once ($before% -> $after%), over-cap set refused"
+
+# Moved to the other CPU (two windows, 75 %, that no longer fit beside a 20 % task on CPU 1):
+# its perf enforcer may have stopped it just before; it is continued and keeps its share
+# there (it stayed stopped, at 0 %, when only the enforcer's count decided).
+spawn "$VS_BIN/spin" -d 30
+q=$SPAWNED
+ctl task add "$q" --period 10ms --slice 2ms --cpu 1 >/dev/null || fail "second task refused"
+ctl task set "$p" --period 10ms --window 0+4ms --window 5ms+3500us >/dev/null ||
+	fail "the 75 % set was refused (it fits on cpu 0)"
+sleep 0.1
+moved=$(shares 2 "$p")
+[ "$(taskset -pc "$p" | sed 's/.*: //')" = 0 ] || fail "not moved to cpu 0: $(taskset -pc "$p")"
+within "$moved" 70 78 || fail "share after the move to cpu 0 $moved%, want 75 (70-78)"
+pass "moved to cpu 0 with two windows of 75 %: $moved%"
