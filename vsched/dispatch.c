@@ -103,16 +103,17 @@ static bool kstop_possible(const struct task_run *run)
 }
 
 /*
- * True when task t's enforcer counted (+ EPS_NS) to an overflow point enf_count0 + k *
- * enf_len (k >= 1) of its current arming that no SIGCONT answered yet; then counts it as
- * answered (the caller continues the task) and asks for one recheck (enforcer_stopped).
+ * True when task t's enforcer, at count n (its perfwatch_count), counted (+ EPS_NS) to an
+ * overflow point enf_count0 + k * enf_len (k >= 1) of its current arming that no SIGCONT
+ * answered yet; then counts it as answered (the caller continues the task) and asks for one
+ * recheck (enforcer_stopped).
  */
-static bool enforcer_unanswered(struct task *t)
+static bool enforcer_unanswered(struct task *t, uint64_t n)
 {
 	struct task_run *run = &t->run;
-	uint64_t n, k;
+	uint64_t k;
 
-	if (!run->enf_armed || run->enf_len == 0 || (n = perfwatch_count(t->enf_fd)) == 0)
+	if (!run->enf_armed || run->enf_len == 0 || n == 0)
 		return false;
 	k = n + EPS_NS < run->enf_count0 ? 0 : (n + EPS_NS - run->enf_count0) / run->enf_len;
 	if (k <= run->enf_acked)
@@ -140,7 +141,9 @@ static bool enforcer_stopped(struct task *t)
 {
 	struct task_run *run = &t->run;
 
-	if (enforcer_unanswered(t))
+	if (!run->enf_armed)
+		return false;
+	if (enforcer_unanswered(t, perfwatch_count(t->enf_fd)))
 		return true;
 	if (!run->enf_recheck)
 		return false;
@@ -354,6 +357,7 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 	struct task_run *run = &t->run;
 	struct win_run *wr = &run->win[run->cur];
 	uint64_t c = run->cpu_at_raise, left = wr->budget > wr->used ? wr->budget - wr->used : 0;
+	uint64_t n;
 
 	if (t->enf_fd < 0)
 		return;
@@ -375,14 +379,17 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 	 * dispatcher still sees budget left): continued now, or the new arming would forget
 	 * that it is stopped (seen: a task at 0 % for good after `task set`).
 	 */
-	if (enforcer_unanswered(t))
+	n = perfwatch_count(t->enf_fd);
+	if (enforcer_unanswered(t, n))
 		note_gone(t, task_raise(t, th, run->prio, false, false, true));
+	/* (n read before the ioctl: if the task runs meanwhile, its next overflow is reckoned
+	 * a little early, by far less than EPS_NS) */
 	if (perfwatch_arm(t->enf_fd, left, false, !run->enf_on) == 0) {
 		run->enf_on = true;
 		run->enf_armed = true;
 		run->enf_cpu0 = c;
 		run->enf_len = left > PERFWATCH_MIN_NS ? left : PERFWATCH_MIN_NS;
-		run->enf_count0 = perfwatch_count(t->enf_fd);
+		run->enf_count0 = n;
 		run->enf_acked = 0;
 	}
 }
