@@ -16,9 +16,11 @@ source "$(dirname "$0")/lib.sh"
 need_root
 RUNDIR=/run/vsched
 
-# on a failure, the task must not stay frozen at SCHED_RR: thaw it and reset its policy
+# on a failure, the task must not stay frozen at SCHED_RR: thaw it and reset its policy (and
+# the garbage copy below goes)
 on_fail() {
 	local d
+	[ -z "${BAD:-}" ] || rm -f "$RUNDIR/tasks.$BAD"
 	[ -n "${P:-}" ] || return 0
 	for d in /sys/fs/cgroup/freezer/vsched."$P" /sys/fs/cgroup/unified/vsched."$P"; do
 		[ -d "$d" ] || continue
