@@ -140,15 +140,17 @@ static bool enforcer_unanswered(struct task *t, uint64_t n)
 static bool enforcer_stopped(struct task *t)
 {
 	struct task_run *run = &t->run;
+	uint64_t n;
 
 	if (!run->enf_armed)
 		return false;
-	if (enforcer_unanswered(t, perfwatch_count(t->enf_fd)))
+	n = perfwatch_count(t->enf_fd); /* one read serves both tests */
+	if (enforcer_unanswered(t, n))
 		return true;
 	if (!run->enf_recheck)
 		return false;
 	run->enf_recheck = false;
-	return perfwatch_count(t->enf_fd) < run->enf_cont_at + ENF_LATE_NS;
+	return n < run->enf_cont_at + ENF_LATE_NS;
 }
 
 /*

@@ -289,6 +289,8 @@ static void retry_add(const char *dir)
 			retry[i].tries = 0;
 			return;
 		}
+	log_warnx("freezer cgroup %s: %d busy cgroups retried already: this one is left (thawed)",
+	          dir, RETRY_MAX);
 }
 
 void freezer_retry(void)
