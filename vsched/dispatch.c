@@ -103,35 +103,32 @@ static bool kstop_possible(const struct task_run *run)
 }
 
 /*
- * True when task t's enforcer, at count n (its perfwatch_count), counted (+ EPS_NS) to an
- * overflow point enf_count0 + k * enf_len (k >= 1) of its current arming that no SIGCONT
- * answered yet; then counts it as answered (the caller continues the task) and asks for one
- * recheck (enforcer_stopped).
+ * True when task t's enforcer fired since its stops were last answered: its record head
+ * moved (each overflow writes a record before it queues the SIGSTOP). Then counts them as
+ * answered (the caller continues the task) and asks for one recheck (enforcer_stopped).
  */
-static bool enforcer_unanswered(struct task *t, uint64_t n)
+static bool enforcer_unanswered(struct task *t)
 {
 	struct task_run *run = &t->run;
-	uint64_t k;
+	uint64_t head;
 
-	if (!run->enf_armed || run->enf_len == 0 || n == 0)
+	if (!t->enf_page)
 		return false;
-	k = n + EPS_NS < run->enf_count0 ? 0 : (n + EPS_NS - run->enf_count0) / run->enf_len;
-	if (k <= run->enf_acked)
+	head = perfwatch_fired(t->enf_page);
+	if (head == run->enf_head)
 		return false;
-	run->enf_acked = k;
-	run->enf_cont_at = n;
+	run->enf_head = head;
+	run->enf_cont_cpu = run->cpu_at_raise;
 	run->enf_recheck = true;
 	return true;
 }
 
 /*
- * Whether task t's enforcer stopped it since it was last continued: the counter's own count
- * (+ EPS_NS) reached an overflow point enf_count0 + k * enf_len (k >= 1) not yet answered.
- * And once more, at the next job, when it counted less than ENF_LATE_NS since the SIGCONT
- * that answered one: the stop is queued from an irq_work and may land after that SIGCONT.
- * (The counter's clock, not the task's CPU clock: the counter also counts interrupt time and
- * ran up to 3 % ahead of it here: its overflows came before points reckoned on the CPU
- * clock.)
+ * Whether task t's enforcer stopped it since it was last continued: it fired since then
+ * (enforcer_unanswered). And once more, at the next job, when the task ran less than
+ * ENF_LATE_NS since the SIGCONT that answered a stop: the stop is queued from an irq_work
+ * after the record and may land after that SIGCONT. (run->cpu_at_raise is current here: the
+ * task was sampled in this pass, or is parked `stop` and its clock stood still.)
  * Only these get a SIGCONT. One sent to a task the enforcer did not stop would discard a
  * SIGSTOP that someone else sent while the task was frozen: a tracer's PTRACE_ATTACH (gdb,
  * LeakSanitizer's leak check at exit) then waits for good for a stop that never comes, and a
@@ -140,17 +137,13 @@ static bool enforcer_unanswered(struct task *t, uint64_t n)
 static bool enforcer_stopped(struct task *t)
 {
 	struct task_run *run = &t->run;
-	uint64_t n;
 
-	if (!run->enf_armed)
-		return false;
-	n = perfwatch_count(t->enf_fd); /* one read serves both tests */
-	if (enforcer_unanswered(t, n))
+	if (enforcer_unanswered(t))
 		return true;
 	if (!run->enf_recheck)
 		return false;
 	run->enf_recheck = false;
-	return n < run->enf_cont_at + ENF_LATE_NS;
+	return run->cpu_at_raise < run->enf_cont_cpu + ENF_LATE_NS;
 }
 
 /*
@@ -359,7 +352,6 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 	struct task_run *run = &t->run;
 	struct win_run *wr = &run->win[run->cur];
 	uint64_t c = run->cpu_at_raise, left = wr->budget > wr->used ? wr->budget - wr->used : 0;
-	uint64_t n;
 
 	if (t->enf_fd < 0)
 		return;
@@ -376,23 +368,18 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 			return;
 	}
 	/*
-	 * An overflow of the arming in force that was not answered (the counter runs ahead of
-	 * the CPU clock the dispatcher counts by, so the task can be stopped while the
-	 * dispatcher still sees budget left): continued now, or the new arming would forget
-	 * that it is stopped (seen: a task at 0 % for good after `task set`).
+	 * An overflow not answered yet (the counter runs ahead of the CPU clock the dispatcher
+	 * counts by, so the task can be stopped while the dispatcher still sees budget left):
+	 * continued now, or the new arming would forget that it is stopped (seen: a task at 0 %
+	 * for good after `task set`).
 	 */
-	n = perfwatch_count(t->enf_fd);
-	if (enforcer_unanswered(t, n))
+	if (enforcer_unanswered(t))
 		note_gone(t, task_raise(t, th, run->prio, false, false, true));
-	/* (n read before the ioctl: if the task runs meanwhile, its next overflow is reckoned
-	 * a little early, by far less than EPS_NS) */
 	if (perfwatch_arm(t->enf_fd, left, false, !run->enf_on) == 0) {
 		run->enf_on = true;
 		run->enf_armed = true;
 		run->enf_cpu0 = c;
 		run->enf_len = left > PERFWATCH_MIN_NS ? left : PERFWATCH_MIN_NS;
-		run->enf_count0 = n;
-		run->enf_acked = 0;
 	}
 }
 

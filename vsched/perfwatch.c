@@ -8,7 +8,10 @@
  *    O_ASYNC). The kernel stops it exactly at its budget and the next task in the EDF chain
  *    (already continued, at a lower priority) runs, with no dispatcher wake-up. The counter
  *    keeps its period after an overflow, so a task that always uses its whole budget needs
- *    no re-arming; vsched re-arms it at every new job anyway (one ioctl).
+ *    no re-arming. Its ring buffer is mapped read-only (overwrite mode: the kernel never
+ *    waits for a reader) and gets one sample record per overflow, written before the stop
+ *    is queued, so the record head (perfwatch_fired) tells the dispatcher that the enforcer
+ *    fired by a memory read, with no system call.
  *  - Detector (every thread of a wake-up-anchored task while it has no job): overflows once
  *    (PERF_EVENT_IOC_REFRESH 1) after PERFWATCH_DETECT_NS of CPU and sends VS_SIG_NOTIFY to
  *    the dispatcher of the task's CPU, whose FUTEX_WAIT it interrupts: the wake-up of a
@@ -20,7 +23,7 @@
  *
  * Needs perf_event_open on other processes (root, or CAP_PERFMON); perfwatch_probe() says
  * whether this kernel offers it. Everything but perfwatch_arm/disarm/count runs on the API
- * thread; those three are single system calls, dispatcher-safe.
+ * thread; arm/disarm are single system calls, perfwatch_fired a memory read: dispatcher-safe.
  */
 #include "vsched.h"
 
@@ -29,6 +32,7 @@
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -87,11 +91,43 @@ int perfwatch_disarm(int fd)
 	return ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0 ? -errno : 0;
 }
 
-uint64_t perfwatch_count(int fd)
+/* The enforcer's mapping: its control page and one page of records (1 + 2^0 pages). */
+static size_t map_len(void)
 {
-	uint64_t v;
+	return 2 * (size_t)sysconf(_SC_PAGESIZE);
+}
 
-	return read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) ? v : 0;
+int perfwatch_enforcer(pid_t pid, struct perf_event_mmap_page **page)
+{
+	int fd = perfwatch_open(pid, true, pid, SIGSTOP), e;
+	void *m;
+
+	if (fd < 0)
+		return fd;
+	/* PROT_READ only: overwrite mode, the head advances at every overflow */
+	m = mmap(NULL, map_len(), PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	*page = m;
+	return fd;
+}
+
+void perfwatch_close(int *fd, struct perf_event_mmap_page **page)
+{
+	if (*page)
+		munmap(*page, map_len());
+	*page = NULL;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+uint64_t perfwatch_fired(const struct perf_event_mmap_page *page)
+{
+	return __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
 }
 
 bool perfwatch_probe(void)

@@ -290,13 +290,22 @@ static struct cpu_table *table_with(const struct cpu_table *ct, struct task *t)
 /* The dispatcher-owned state of a task that no dispatcher sees, as sched_add sets it up. */
 static void run_reset(struct task *t)
 {
+	/*
+	 * (moved) What mirrors the enforcer's kernel state is kept: whether it is enabled (so
+	 * that it is disarmed if the task is no longer enforced there), and the record head its
+	 * stops were answered up to (a stop it made before the move, unanswered, is then
+	 * answered at the task's next job, and only such a stop).
+	 */
+	bool enf_on = t->run.enf_on;
+	uint64_t enf_head = t->run.enf_head;
+
 	memset(&t->run, 0, sizeof(t->run));
+	t->run.enf_on = enf_on;
+	t->run.enf_head = enf_head;
 	t->run.applied_threads = t->threads->gen;
 	t->run.cpu_at_raise = task_cputime(t); /* budget baseline (dispatch.c) */
 	t->run.prio = t->park == VSP_PARK_STOP ? VS_PRIO_RAISED : 0;
 	t->run.parked = true;
-	/* (moved) its enforcer may have stopped it, unanswered: continued at its next job */
-	t->run.cont_after = t->enf_fd >= 0 ? 1 : 0;
 }
 
 /* The anchor of a request: valid, and wakeup only with one window. */
@@ -392,11 +401,12 @@ static void watch_perf(struct sched *s, struct task *t, int idx)
 	if (!s->perf)
 		return;
 	if (t->park == VSP_PARK_STOP && t->threads->n == 1 && t->enf_fd < 0) {
-		t->enf_fd = perfwatch_open(t->pid, true, t->pid, SIGSTOP);
+		t->enf_fd = perfwatch_enforcer(t->pid, &t->enf_page);
 		if (t->enf_fd < 0 && !warned) {
 			warned = true;
-			log_warnx("pid %d: no perf counter (%s): budget ends are timed instead",
-			          (int)t->pid, strerror(-t->enf_fd));
+			log_warnx(
+			    "pid %d: no perf counter or buffer (%s): budget ends are timed instead",
+			    (int)t->pid, strerror(-t->enf_fd));
 		}
 	}
 	task_set_detectors(t, owner);

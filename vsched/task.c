@@ -203,8 +203,7 @@ void task_close(struct task **tp)
 	t = *tp;
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	if (t->enf_fd >= 0)
-		close(t->enf_fd);
+	perfwatch_close(&t->enf_fd, &t->enf_page);
 	if (t->freeze_fd >= 0)
 		close(t->freeze_fd);
 	free(t->cg_dir);
@@ -343,10 +342,7 @@ int task_restore(struct task *t, const struct freezer *fz)
 	int rc = 0;
 
 	/* No enforcer may stop it after the SIGCONT below (close waits for a pending one). */
-	if (t->enf_fd >= 0) {
-		close(t->enf_fd);
-		t->enf_fd = -1;
-	}
+	perfwatch_close(&t->enf_fd, &t->enf_page);
 	if (task_has_exited(t)) {
 		task_release_cgroup(t, fz);
 		return -ESRCH;

@@ -30,6 +30,8 @@
 
 #include <urcu.h> /* default (memb) flavour: rcu_read_lock, synchronize_rcu, call_rcu */
 
+struct perf_event_mmap_page; /* <linux/perf_event.h>: a perfwatch enforcer's records */
+
 #include "proto_vsched.h"
 #include "timeutil.h"
 
@@ -146,10 +148,9 @@ struct task_run {
 	bool idle_seen;        /* raised, it used no CPU over the last sample */
 	uint64_t enf_cpu0;     /* task CPU clock when the enforcer was armed */
 	uint64_t enf_len;      /* CPU ns it was armed with (its period) */
-	uint64_t enf_count0;   /* the enforcer's own count when it was armed */
-	uint64_t enf_acked;    /* its overflows since then answered with a SIGCONT */
-	uint64_t enf_cont_at;  /* its count at the last such SIGCONT */
-	bool enf_recheck;      /* continue once more if it counted < ENF_LATE_NS since then */
+	uint64_t enf_head;     /* its record head when its stops were last answered (or none) */
+	uint64_t enf_cont_cpu; /* task CPU clock at the last SIGCONT that answered a stop */
+	bool enf_recheck;      /* continue once more if it ran < ENF_LATE_NS since then */
 	mono_ns cont_job;      /* release of the job it was last continued for */
 	uint32_t cont_after; /* jobs still to get a SIGCONT (its enforcer was disarmed, or moved) */
 	uint64_t det_threads; /* task_threads.gen the detectors were armed on */
@@ -176,7 +177,8 @@ struct task {
 	int stop_kind;      /* `stop` parking: FREEZER_V1/V2 (freeze_fd), else signals */
 	int freeze_fd;      /* state file of the task's freezer cgroup, -1 if none */
 	int enf_fd;         /* perfwatch enforcer on the leader (single-threaded stop), -1 */
-	char *cg_dir;       /* its freezer cgroup (freezer_attach), NULL if none */
+	struct perf_event_mmap_page *enf_page; /* its records (perfwatch_fired), or NULL */
+	char *cg_dir; /* its freezer cgroup (freezer_attach), NULL if none */
 	struct sched_saved saved;
 	int wd_slot; /* watchdog slot, -1 if none */
 	mono_ns added_at;
@@ -452,10 +454,19 @@ int perfwatch_owner(int fd, pid_t owner_tid);
 int perfwatch_arm(int fd, uint64_t ns, bool once, bool enable);
 int perfwatch_disarm(int fd);
 /*
- * The counter's value: ns of the thread's CPU it counted while enabled (its own clock, which
- * runs a little ahead of the thread's CPU clock: it also counts interrupt time). 0 on error.
+ * An enforcer on single-threaded process pid (perfwatch_open(pid, true, pid, SIGSTOP)) with
+ * its records mapped at *page. Returns the fd or -errno (EPERM: the mlock limit for perf
+ * buffers, perf_event_mlock_kb, without CAP_IPC_LOCK).
  */
-uint64_t perfwatch_count(int fd);
+int perfwatch_enforcer(pid_t pid, struct perf_event_mmap_page **page);
+/* Closes an enforcer (or a counter without a page) and sets *fd = -1, *page = NULL. */
+void perfwatch_close(int *fd, struct perf_event_mmap_page **page);
+/*
+ * The enforcer's record head: moves (by one record) at each of its overflows, each of which
+ * sent a SIGSTOP; it never moves otherwise (no throttling at one overflow per job). Never
+ * goes back; 0 when opened. A memory read.
+ */
+uint64_t perfwatch_fired(const struct perf_event_mmap_page *page);
 /* True when this process may open perf counters at all. */
 bool perfwatch_probe(void);
 
