@@ -86,6 +86,21 @@ static void skip_without_perf(void)
 	}
 }
 
+/* A spinning child (*p) with an enforcer on it (returned, not armed yet) and its records. */
+static int enforced_spinner(pid_t *p, struct perf_event_mmap_page **pg)
+{
+	int fd;
+
+	skip_without_perf();
+	*p = spinner();
+	fd = perfwatch_enforcer(*p, pg);
+	if (fd < 0)
+		fail_msg("perfwatch_enforcer: %d", fd);
+	assert_non_null(*pg);
+	assert_int_equal(perfwatch_fired(*pg), 0); /* no record yet */
+	return fd;
+}
+
 /* Each enforcer stop moves the head by one record; continuing the task does not. */
 static void test_head_moves_at_each_stop(void **state)
 {
@@ -95,13 +110,7 @@ static void test_head_moves_at_each_stop(void **state)
 	uint64_t h1, h2;
 
 	(void)state;
-	skip_without_perf();
-	p = spinner();
-	fd = perfwatch_enforcer(p, &pg);
-	if (fd < 0)
-		fail_msg("perfwatch_enforcer: %d", fd);
-	assert_non_null(pg);
-	assert_int_equal(perfwatch_fired(pg), 0);
+	fd = enforced_spinner(&p, &pg);
 
 	assert_int_equal(perfwatch_arm(fd, 2 * NSEC_PER_MSEC, false, true), 0);
 	assert_true(wait_state(p, 'T', true));
@@ -129,11 +138,7 @@ static void test_foreign_stop_not_counted(void **state)
 	uint64_t h;
 
 	(void)state;
-	skip_without_perf();
-	p = spinner();
-	fd = perfwatch_enforcer(p, &pg);
-	if (fd < 0)
-		fail_msg("perfwatch_enforcer: %d", fd);
+	fd = enforced_spinner(&p, &pg);
 	/* armed for 10 s of its CPU: no overflow within this test */
 	assert_int_equal(perfwatch_arm(fd, 10ULL * NSEC_PER_SEC, false, true), 0);
 	h = perfwatch_fired(pg);
