@@ -3,7 +3,7 @@
  * for the scheduler benchmarks and tests (the "sleeping periodic job" of bench/RESULTS.md).
  *
  *   bench_periodic -p PERIOD_US -j JOB_US -d SECONDS [-a ANCHOR_NS] [-P PHASE_US]
- *                  [-k CHUNKS -s SLEEP_US] [-D RUNTIME_US] [-x] [-w WARMUP_MS]
+ *                  [-k CHUNKS -s SLEEP_US] [-D RUNTIME_US] [-x] [-w WARMUP_MS] [-o FILE]
  *
  * Job k is released at A + PHASE + k * PERIOD (absolute CLOCK_MONOTONIC timer, no
  * re-anchoring after an overrun), where A is ANCHOR_NS given as CLOCK_REALTIME ns (as
@@ -18,6 +18,8 @@
  *   -x             start a helper thread that only sleeps (like rt-app's main thread), so
  *                  the process has two threads as most real jobs do
  *   -w WARMUP_MS   jobs released in the first WARMUP_MS are not counted (default 200)
+ *   -o FILE        also write each counted job to FILE at the end, one line each:
+ *                  "release_offset_us wake_us resp_us" (release offset from the first one)
  *
  * Output, one line on stdout at the end:
  *   jobs=N misses=M miss_pct=X resp_med_us=.. resp_p99_us=.. late_max_us=.. wake_med_us=..
@@ -49,6 +51,7 @@ struct opts {
 	double secs;
 	unsigned chunks;
 	bool helper;
+	const char *trace; /* -o */
 };
 
 struct sample {
@@ -89,7 +92,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){.chunks = 1, .warmup = 200 * NSEC_PER_MSEC};
-	while ((c = getopt(argc, argv, "p:j:d:a:P:k:s:D:xw:")) != -1) {
+	while ((c = getopt(argc, argv, "p:j:d:a:P:k:s:D:xw:o:")) != -1) {
 		switch (c) {
 		case 'p':
 			o->period = num(optarg, "-p", 50, 10000000) * NSEC_PER_USEC;
@@ -120,6 +123,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'w':
 			o->warmup = num(optarg, "-w", 0, 600000) * NSEC_PER_MSEC;
+			break;
+		case 'o':
+			o->trace = optarg;
 			break;
 		default:
 			usage("unknown option");
@@ -229,6 +235,22 @@ static void cpu_windows(uint64_t w, uint64_t *max, double *p99_us)
 	free(win);
 }
 
+/* -o: the counted jobs (consecutive releases, one period apart), one line each. */
+static void write_trace(const char *path, uint64_t period, const uint64_t *wake,
+                        const uint64_t *resp, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "bench_periodic: -o %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%.1f %.1f %.1f\n", (double)(i * period) / 1e3, (double)wake[i] / 1e3,
+		        (double)resp[i] / 1e3);
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -284,6 +306,8 @@ int main(int argc, char **argv)
 		}
 		n++;
 	}
+	if (o.trace)
+		write_trace(o.trace, o.period, wake, resp, n); /* (before pct_us sorts them) */
 	uint64_t cw;
 	double cw99;
 	cpu_windows(o.period, &cw, &cw99);

@@ -7,7 +7,8 @@
 # The job (bench_periodic): JOB = 2/3 of the slice of its own CPU time every period P,
 # released on an absolute timer (an overrun is not forgiven: a late job makes the next one
 # late too) at phase PH × P after vsched's epoch, with a second thread that only sleeps (as
-# most real programs have); its deadline is its release + P. Reservation: slice = 30 % of P
+# most real programs have; SLEEP_THREADS=1: without it, so that a `stop` job is enforced by
+# its perf counter instead of timed by the dispatcher); its deadline is its release + P. Reservation: slice = 30 % of P
 # (the issue's 300 us / 1 ms with a 200 us job, scaled).
 #   deadline  : bench_periodic -D SLICE runs its job thread under SCHED_DEADLINE itself
 #   vsched    : `vschedctl run --period P --slice S --cpu $BENCH_TASK_CPU --park PARK
@@ -16,13 +17,17 @@
 #               so PH is its phase against vsched's windows.
 # Periods BENCH_PERIODS_US (100 ms 10 ms 1 ms), phases SLEEP_PHASES (percent of the period;
 # default 2 25 50 75 98: just after and just before a window starts, and between), run
-# lengths 1.5 s at 1 ms, 2 s at 10 ms, 4 s at 100 ms (first 200 ms not counted).
+# lengths 2 s at 1 ms and 10 ms, 4 s at 100 ms (SLEEP_SECS: that for every period; the first
+# 200 ms not counted).
 #
 # Raw lines to OUT (default $TMP/sleep.raw):
 #   sleep SIDE PERIOD_US PHASE_PCT jobs=.. misses=.. miss_pct=.. resp_med_us=.. ...
 # SIDE: deadline, vsched-stop-epoch, vsched-stop-wakeup, vsched-idle-epoch,
 # vsched-idle-wakeup. SLEEP_STOP_METHOD sets vsched's stop_method (signal, freezer; default:
-# the config's). Bounded: about 3 minutes with the defaults.
+# the config's). SLEEP_TRACE_DIR: each run's jobs also to DIR/SIDE.PERIOD.PHASE.trace
+# (bench_periodic -o: release offset, wake-up and response in us). SLEEP_REPEAT=N: the whole
+# sweep N times over (every case's runs interleaved with the others'; raw lines per run, the
+# summary sums them: a VM's disturbances come in bursts, so one short run per case is noisy). Bounded: about 3 minutes with the defaults.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sched_lib.sh
@@ -42,14 +47,18 @@ EPOCH=$((($(date +%s) + 1) * 1000000000))
 ctl epoch "$EPOCH" >/dev/null
 sleep 1.1
 
-secs() { if [ "$1" -ge 100000 ]; then echo 4; elif [ "$1" -ge 10000 ]; then echo 2; else echo 2; fi; }
+secs() { # run length for period $1 us (SLEEP_SECS: for every period)
+	if [ -n "${SLEEP_SECS:-}" ]; then echo "$SLEEP_SECS"; elif [ "$1" -ge 100000 ]; then echo 4; else echo 2; fi
+}
 
 run_one() { # SIDE P_US PHASE_PCT
 	local side=$1 p=$2 ph=$3 s j d out park anchor
 	s=$(slice_us "$p" 30)
 	j=$((s * 2 / 3))
 	d=$(secs "$p")
-	local args=(-p "$p" -j "$j" -d "$d" -a "$EPOCH" -P $((p * ph / 100)) -x)
+	local args=(-p "$p" -j "$j" -d "$d" -a "$EPOCH" -P $((p * ph / 100)))
+	[ "${SLEEP_THREADS:-2}" = 1 ] || args+=(-x)
+	[ -z "${SLEEP_TRACE_DIR:-}" ] || args+=(-o "$SLEEP_TRACE_DIR/$side.$p.$ph.trace")
 	if [ "$side" = deadline ]; then
 		out=$(timeout $((d + 20)) "$VS_BIN/bench_periodic" "${args[@]}" -D "$s" 2>&1 | tail -1) || true
 	else
@@ -64,18 +73,20 @@ run_one() { # SIDE P_US PHASE_PCT
 	echo "sleep $side $p $ph $out" >>"$OUT"
 }
 
-for p in $BENCH_PERIODS_US; do
-	for ph in $PHASES; do
-		for side in $SIDES; do
-			run_one "$side" "$p" "$ph"
+for rep in $(seq 1 "${SLEEP_REPEAT:-1}"); do
+	for p in $BENCH_PERIODS_US; do
+		for ph in $PHASES; do
+			for side in $SIDES; do
+				run_one "$side" "$p" "$ph"
+			done
 		done
 	done
 done
 echo "# $(machine_note)" >>"$OUT"
 
-# Summary: worst and median miss % over the phases, per side and period.
+# Summary: worst and median miss % over the phases, per side and period (repeats summed).
 printf '%-20s %-7s %-9s %-9s %s\n' SIDE PERIOD "MISS% MAX" "MISS% MED" "per phase"
-awk '$1 == "sleep" {
+awk -f "$here/sleep_aggregate.awk" "$OUT" | awk '$1 == "sleep" {
 	split($5, a, "="); split($7, m, "="); k = $2 " " $3
 	v[k] = v[k] " " $4 "%:" m[2]; if (m[2] != "-") { n[k]++; s[k, n[k]] = m[2]; if (m[2] + 0 > mx[k] + 0 || mx[k] == "") mx[k] = m[2] } }
 END { for (k in v) { split(k, kk, " ")
@@ -83,4 +94,4 @@ END { for (k in v) { split(k, kk, " ")
 	c = n[k]; for (i = 1; i <= c; i++) x[i] = s[k, i] + 0
 	for (i = 2; i <= c; i++) { t = x[i]; j = i - 1; while (j >= 1 && x[j] > t) { x[j + 1] = x[j]; j-- } x[j + 1] = t }
 	med = c ? (c % 2 ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2) : "-"
-	printf "%-20s %-7s %-9s %-9s%s\n", kk[1], kk[2] / 1000 "ms", mx[k] == "" ? "-" : mx[k], med, v[k] } }' "$OUT" | sort
+	printf "%-20s %-7s %-9s %-9s%s\n", kk[1], kk[2] / 1000 "ms", mx[k] == "" ? "-" : mx[k], med, v[k] } }' | sort
