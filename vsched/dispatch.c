@@ -226,7 +226,8 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 	bool moved = run->epoch != epoch && rv->anchor == VSP_ANCHOR_EPOCH;
 	bool rebuild = !run->started || run->gen != rv->gen || moved;
 	bool timed = !enforced(t, th);
-	uint64_t comp_cpu = timed ? (d->lat < COMP_MAX ? d->lat : COMP_MAX) : 0;
+	uint64_t lat = d->lat < COMP_MAX ? d->lat : COMP_MAX;
+	uint64_t comp_cpu = timed ? lat : 0;
 	int nw = (int)rv->n, cur;
 
 	if (rebuild && run->started && run->gen != rv->gen)
@@ -241,10 +242,13 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 		 */
 		uint64_t comp =
 		    comp_cpu < r->slice / COMP_SLICE_DIV ? comp_cpu : r->slice / COMP_SLICE_DIV;
+		uint64_t wake_lat =
+		    lat < r->slice / COMP_SLICE_DIV ? lat : r->slice / COMP_SLICE_DIV;
 		struct job_ctx c = {.now = now,
 		                    .epoch = epoch,
 		                    .thr = comp > EPS_NS ? comp : EPS_NS,
 		                    .comp = comp,
+		                    .wake_lat = wake_lat,
 		                    .exited = atomic_load(&t->exited),
 		                    .woke_ran = d->woke[i]};
 

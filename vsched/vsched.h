@@ -296,7 +296,12 @@ struct job_ctx {
 	mono_ns now, epoch;
 	uint64_t thr;  /* budget left at or below this counts as used up */
 	uint64_t comp; /* a budget end is slept to this early (wake latency), < thr */
-	bool exited;   /* the task has exited: no misses */
+	/*
+	 * The CPU's measured wake-up latency (at most slice / 8): a task seen running since
+	 * it woke is released this much before it can have started (wake-up anchor).
+	 */
+	uint64_t wake_lat;
+	bool exited; /* the task has exited: no misses */
 	/*
 	 * > 0: the task had not run at the last sample while raised, and in this one it ran
 	 * this much after leaving the CPU unused (nothing above it took it): it woke up, at the

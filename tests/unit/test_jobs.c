@@ -24,9 +24,12 @@
 #define US 1000ULL
 #define MS 1000000ULL
 
+static uint64_t wake_lat; /* the dispatcher's measured wake-up latency the tests pass */
+
 static struct job_ctx ctx(mono_ns now)
 {
-	return (struct job_ctx){.now = now, .epoch = 0, .thr = 20 * US, .comp = 0};
+	return (struct job_ctx){
+	    .now = now, .epoch = 0, .thr = 20 * US, .comp = 0, .wake_lat = wake_lat};
 }
 
 static bool eligible(struct win_run *wr, mono_ns now)
@@ -158,6 +161,23 @@ static void test_wakeup_dormant_and_wake(void **state)
 	assert_int_equal(wr.budget, 300 * US);
 	assert_int_equal(wr.used, 30 * US);
 	assert_true(eligible(&wr, 105500 * US));
+
+	/* With a wake-up latency of 25 us the release is the wake-up itself: 25 us earlier */
+	wake_lat = 25 * US;
+	wr.used = 50 * US;
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 106470 * US); /* deadline: dormant again */
+	assert_true(wr.dormant);
+	wr.used = 30 * US;
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 107500 * US);
+	assert_int_equal(wr.release, 107445 * US);
+	/* ... but never before the window went dormant (releases stay a period apart) */
+	wr.used = 50 * US;
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 108445 * US);
+	assert_true(wr.dormant);
+	wr.used = 10 * US;
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 108460 * US);
+	assert_int_equal(wr.release, 108445 * US);
+	wake_lat = 0;
 }
 
 static void test_wakeup_throttle_and_replenish(void **state)
@@ -297,26 +317,36 @@ static uint64_t greedy_run(uint64_t wall, uint64_t *worst, bool cbs, uint32_t se
 	return total;
 }
 
+/* greedy_run's bounds for a task that naps 10 us after every 40 us (cbs: wake-ups seen). */
+static void check_greedy(uint64_t wall, bool cbs)
+{
+	uint64_t worst, got = greedy_run(wall, &worst, cbs, 0);
+
+	print_message("greedy%s, wake_lat %llu us: %llu us of %llu ms, worst %llu us\n",
+	              cbs ? " (every wake-up reported)" : "", (unsigned long long)(wake_lat / US),
+	              (unsigned long long)(got / US), (unsigned long long)(wall / MS),
+	              (unsigned long long)(worst / US));
+	/* at most slice/period of the run plus one slice (20 % of 1.999 s + 200 us) */
+	assert_true(got <= wall / 5 + 200 * US);
+	/* and it is served: at least 80 % of that (a job with 20 us left is over) */
+	assert_true(got >= wall / 5 * 8 / 10);
+	/* any 1 ms holds the end of one job and the start of the next at most */
+	assert_true(worst <= 2 * 200 * US + 2 * 5 * US);
+}
+
 static void test_wakeup_never_more_than_slice(void **state)
 {
 	uint64_t worst, wall = 2000 * MS, got;
 	(void)state;
 
-	for (int cbs = 0; cbs <= 1; cbs++) {
-		got = greedy_run(wall, &worst, cbs, 0);
-		print_message("greedy%s: %llu us of %llu ms, worst %llu us\n",
-		              cbs ? " (every wake-up reported)" : "",
-		              (unsigned long long)(got / US), (unsigned long long)(wall / MS),
-		              (unsigned long long)(worst / US));
-		/* at most slice/period of the run plus one slice (20 % of 1.999 s + 200 us) */
-		assert_true(got <= wall / 5 + 200 * US);
-		/* and it is served: at least 80 % of that (a job with 20 us left is over) */
-		assert_true(got >= wall / 5 * 8 / 10);
-		/* any 1 ms holds the end of one job and the start of the next at most */
-		assert_true(worst <= 2 * 200 * US + 2 * 5 * US);
+	/* every bound with and without a wake-up latency moving releases earlier */
+	for (int lat = 0; lat <= 1; lat++) {
+		wake_lat = lat ? 25 * US : 0;
+		for (int cbs = 0; cbs <= 1; cbs++)
+			check_greedy(wall, cbs);
 	}
 	/* random bursts and naps, every wake-up reported: the same bounds (no service floor:
-	 * it sleeps much of the time) */
+	 * it sleeps much of the time); wake_lat is 25 us here, slice / 8 */
 	for (uint32_t seed = 1; seed <= 20; seed++) {
 		got = greedy_run(wall, &worst, true, seed);
 		assert_true(got <= wall / 5 + 200 * US);
@@ -326,6 +356,7 @@ static void test_wakeup_never_more_than_slice(void **state)
 			              (unsigned long long)(got / US),
 			              (unsigned long long)(worst / US));
 	}
+	wake_lat = 0;
 }
 
 int main(void)
