@@ -133,11 +133,15 @@ start_vsched() {
 	fail "vsched API not up after 5 s"
 }
 
-ctl() { "$VS_BIN/vschedctl" -s "$ENDPOINT" "$@"; }
+# ctl and spawn close fd 9 (the RT lock) for what they start: only vsched keeps it. A task
+# that outlives its test (frozen when a timeout killed vsched and its guardian together)
+# then does not hold the lock, and the next test's vsched can start and restore it
+# (watchdog_recover) instead of waiting for the lock and skipping.
+ctl() { "$VS_BIN/vschedctl" -s "$ENDPOINT" "$@" 9>&-; }
 
 # spawn CMD...: starts a background process, records its pid in SPAWNED and PIDS.
 spawn() {
-	"$@" &
+	"$@" 9>&- &
 	SPAWNED=$!
 	PIDS+=("$SPAWNED")
 }
