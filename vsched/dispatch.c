@@ -227,7 +227,6 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 	bool rebuild = !run->started || run->gen != rv->gen || moved;
 	bool timed = !enforced(t, th);
 	uint64_t lat = d->lat < COMP_MAX ? d->lat : COMP_MAX;
-	uint64_t comp_cpu = timed ? lat : 0;
 	int nw = (int)rv->n, cur;
 
 	if (rebuild && run->started && run->gen != rv->gen)
@@ -240,10 +239,9 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 		 * job that needs 80 % of its slice could never finish in it. The latency not
 		 * compensated makes a job overrun; jobs.c takes that from the next budget.
 		 */
-		uint64_t comp =
-		    comp_cpu < r->slice / COMP_SLICE_DIV ? comp_cpu : r->slice / COMP_SLICE_DIV;
 		uint64_t wake_lat =
 		    lat < r->slice / COMP_SLICE_DIV ? lat : r->slice / COMP_SLICE_DIV;
+		uint64_t comp = timed ? wake_lat : 0; /* (enforced: the kernel stops it on time) */
 		struct job_ctx c = {.now = now,
 		                    .epoch = epoch,
 		                    .thr = comp > EPS_NS ? comp : EPS_NS,

@@ -22,7 +22,7 @@
  * Overflow signals are queued from an irq_work: a few µs after the overflow.
  *
  * Needs perf_event_open on other processes (root, or CAP_PERFMON); perfwatch_probe() says
- * whether this kernel offers it. Everything but perfwatch_arm/disarm/count runs on the API
+ * whether this kernel offers it. Everything but perfwatch_arm/disarm/fired runs on the API
  * thread; arm/disarm are single system calls, perfwatch_fired a memory read: dispatcher-safe.
  */
 #include "vsched.h"

@@ -152,8 +152,8 @@ struct task_run {
 	uint64_t enf_cont_cpu; /* task CPU clock at the last SIGCONT that answered a stop */
 	bool enf_recheck;      /* continue once more if it ran < ENF_LATE_NS since then */
 	mono_ns cont_job;      /* release of the job it was last continued for */
-	uint32_t cont_after; /* jobs still to get a SIGCONT (its enforcer was disarmed, or moved) */
-	uint64_t det_threads; /* task_threads.gen the detectors were armed on */
+	uint32_t cont_after;   /* jobs still to get a SIGCONT (its enforcer stopped watching) */
+	uint64_t det_threads;  /* task_threads.gen the detectors were armed on */
 };
 
 /* Counters written by the dispatcher (relaxed atomics), read by the API thread. */
