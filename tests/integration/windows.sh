@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Several windows per task (co-scheduling frames, DESIGN.md §5.2): two spinning probes on ONE
-# CPU with complementary full windows of a 100 ms frame,
-#   A: 0+30ms and 50+20ms (50 %),  B: 30+20ms and 70+20ms (40 %),
-# are both admitted (the density test alone would refuse: Σ slice/min(D,T) = 4), each gets
+# CPU with complementary windows of a 100 ms frame, each owing 90 % of its length,
+#   A: 0+30ms/27ms and 50+20ms/18ms (45 %),  B: 30+20ms/18ms and 70+20ms/18ms (36 %),
+# are both admitted (the density test alone would refuse: Σ slice/min(D,T) = 3.6), each gets
 # about its Σ slice / T, at most 5 % misses, and each runs only inside its own windows of
 # the frame anchored at the epoch (measured by the probes themselves, CLOCK_REALTIME). Then
 # `set` with new windows that no longer fit beside B on CPU 1 moves A to CPU 0.
+#
+# Why not full windows (slice = length) for the misses: a full window has no slack, so every
+# stall of the machine inside it is a miss. A SCHED_FIFO spinner alone on CPU 1, without
+# vsched, loses 0.1-4 ms at a time ~14 times a second here (interrupts at the 4 ms tick, the
+# host), and full windows then missed 5-13 % of jobs in bad spells, old and new code alike
+# (session 30).
 source "$(dirname "$0")/lib.sh"
 source "$VS_SRC/tests/helpers/rt_lock.sh"
 need_root
@@ -32,18 +38,18 @@ A=$SPAWNED
 spawn "$VS_BIN/runlog" -d 9 -o "$TMP/b.log"
 B=$SPAWNED
 PROBES_END=$(($(date +%s%N) / MS + 8000))
-ctl task add "$A" --cpu 1 --period 100ms --window 0+30ms --window 50ms+20ms >/dev/null ||
-	fail "A not admitted"
-out=$(ctl task add "$B" --cpu 1 --period 100ms --window 30ms+20ms --window 70ms+20ms) ||
+ctl task add "$A" --cpu 1 --period 100ms --window 0+30ms/27ms --window 50ms+20ms/18ms \
+	>/dev/null || fail "A not admitted"
+out=$(ctl task add "$B" --cpu 1 --period 100ms --window 30ms+20ms/18ms --window 70ms+20ms/18ms) ||
 	fail "B not admitted beside A (the frame test should accept complementary windows)"
 ADDED=$(($(date +%s%N) / MS))
-pass "complementary full windows admitted on one CPU: $out"
+pass "complementary windows admitted on one CPU: $out"
 
 # A third task whose window overlaps A's is refused, naming the windows; nothing changes.
 spawn sleep 30
 C=$SPAWNED
 set +e
-err=$(ctl task add "$C" --cpu 1 --period 100ms --window 90ms+5ms/1ms --window 20ms+15ms/5ms 2>&1)
+err=$(ctl task add "$C" --cpu 1 --period 100ms --window 90ms+5ms/1ms --window 20ms+15ms/8ms 2>&1)
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || fail "overlapping window admitted (exit $rc): $err"
@@ -57,7 +63,7 @@ json=$(ctl task list --json)
 	fail "task list --json does not show A's two windows: $json"
 [ "$(jq "[.[] | select(.pid == $B) | .windows[1].phase_ns] | .[0]" <<<"$json")" -eq $((70 * MS)) ] ||
 	fail "task list --json: B's second window: $json"
-ctl task list | grep -q 'windows 30ms+20ms/20ms 70ms+20ms/20ms' ||
+ctl task list | grep -q 'windows 30ms+20ms/18ms 70ms+20ms/18ms' ||
 	fail "task list does not show B's windows: $(ctl task list)"
 pass "task list shows every window"
 
@@ -75,9 +81,7 @@ for p in "$A" "$B"; do
 	[ -n "$periods" ] || fail "pid $p: not in the task list (exited early?): $json"
 	[ "$periods" -ge "$expect" ] ||
 		fail "pid $p: only $periods window jobs since admission (expected >= $expect)"
-	# A full window (slice = window) has no slack: a vCPU stall inside it is a miss. Here
-	# 0-4 per 100 jobs on these VMs (23 runs, before and after session 28's enforcer
-	# change alike): a 2 % bound failed 3 of them.
+	# 3 or 2 ms of slack per window: a miss is a stall longer than that (see the top).
 	[ $((misses * 20)) -le "$periods" ] || fail "pid $p: $misses misses in $periods jobs (> 5 %)"
 done
 wait "$A" "$B" 2>/dev/null || true
@@ -88,8 +92,8 @@ rb=$("$VS_BIN/runlog" -a "$TMP/b.log" -e "$EPOCH" -T $T -s 500 $((30 * MS)):$((2
 echo "A: $ra"
 echo "B: $rb"
 get() { sed -n "s/.*\b$2=\([0-9.]*\).*/\1/p" <<<"$1"; }
-within "$(get "$ra" share)" 44 56 || fail "A got $(get "$ra" share) % of the CPU, reserved 50 %"
-within "$(get "$rb" share)" 34 46 || fail "B got $(get "$rb" share) % of the CPU, reserved 40 %"
+within "$(get "$ra" share)" 39 51 || fail "A got $(get "$ra" share) % of the CPU, reserved 45 %"
+within "$(get "$rb" share)" 30 42 || fail "B got $(get "$rb" share) % of the CPU, reserved 36 %"
 within "$(get "$ra" inside)" 0.97 1 || fail "A ran outside its windows: $ra"
 within "$(get "$rb" inside)" 0.97 1 || fail "B ran outside its windows: $rb"
 pass "A and B alternate in their own windows (A: $(get "$ra" share) % inside $(get "$ra" inside), B: $(get "$rb" share) % inside $(get "$rb" inside))"
