@@ -48,11 +48,11 @@
 #define COMP_SLICE_DIV 8 /* ... and at most slice / this: a short slice keeps most of itself */
 #define LAT_SAMPLE_MAX (1 * NSEC_PER_MSEC)  /* one late wake counts at most this much */
 #define MAX_CHAIN      (VS_PRIO_RAISED - 1) /* SCHED_RR 98 down to 2 */
-#define ENF_REARM      (20 * NSEC_PER_USEC) /* enforcer off its job's end by more: re-arm */
 #define ENF_CONT_JOBS  3 /* jobs continued after the enforcer stopped watching a task */
 #define ENF_LATE_NS    (100 * NSEC_PER_USEC) /* ran less since a SIGCONT: a late stop may hold it */
-#define ENF_MARGIN_DIV 16 /* the enforcer stops a job at most slice / this past its budget ... */
-#define ENF_MARGIN_MAX (1 * NSEC_PER_MSEC) /* ... and at most this */
+#define ENF_MARGIN_DIV 8 /* the enforcer stops a job at most slice / this past its budget ... */
+#define ENF_MARGIN_MAX (2 * NSEC_PER_MSEC)   /* ... and at most this */
+#define ENF_SLACK      (300 * NSEC_PER_USEC) /* or up to this past budget + margin: re-arm beyond */
 #define STACK_SIZE     (256 * 1024)
 
 struct disp {
@@ -103,15 +103,15 @@ static uint64_t enf_margin(const struct task *t)
 
 /*
  * The enforcer may have stopped the task: its current job ran to the counter's overflow
- * (its budget and the margin, see arm_enforcer). A task that used its budget but not the
- * margin is parked by the dispatcher: by its clock the job is spent.
+ * (its budget and at least half the margin, see arm_enforcer). A task that used its budget
+ * but not that is parked by the dispatcher: by its clock the job is spent.
  */
 static bool kstop_possible(const struct task *t)
 {
 	const struct task_run *run = &t->run;
 	const struct win_run *wr = &run->win[run->cur];
 
-	return run->enf_armed && wr->used + EPS_NS >= wr->budget + enf_margin(t);
+	return run->enf_armed && wr->used + EPS_NS >= wr->budget + enf_margin(t) / 2;
 }
 
 /*
@@ -131,9 +131,10 @@ static bool enforcer_unanswered(struct task *t)
 		return false;
 	run->enf_head = head;
 	/*
-	 * The counter overflowed where the task's clock stands now (it is stopped since; its
-	 * period restarts there): the next overflow is enf_len of CPU from here, whatever
-	 * the counter gained on the clock before (steal time, see arm_enforcer).
+	 * The counter overflowed a stop's delay before where the task's clock stands now (it
+	 * is stopped since), and its period restarted there: the next overflow is enf_len of
+	 * counted CPU from here, whatever the counter gained on the clock before (steal time,
+	 * see arm_enforcer).
 	 */
 	if (run->enf_armed)
 		run->enf_cpu0 = run->cpu_at_raise;
@@ -360,32 +361,38 @@ static void park_others(struct disp *d, struct cpu_table *ct, int n)
 }
 
 /*
- * Arms task t's enforcer so that its counter overflows a margin past where the current job's
- * budget ends, or disarms it when the task is not enforced any more.
+ * Arms task t's enforcer so that the task stops a margin past where its current job's budget
+ * ends, or disarms it when the task is not enforced any more.
  *
  * The margin (slice / ENF_MARGIN_DIV, at most ENF_MARGIN_MAX): the counter counts the time
  * the task is on its CPU, and that includes time the host took from the virtual CPU (steal),
- * which the task's CPU clock — the budget's measure — leaves out. Overflowing at the budget
- * itself would stop the task that much early and leave the CPU idle while its job still
- * owes it (measured: 0.15-3.4 ms per second of steal on these VMs, up to 30 % of window jobs
+ * which the task's CPU clock — the budget's measure — leaves out. Stopped at the budget
+ * itself, a job stolen from would stop that much early and leave the CPU idle while it still
+ * owes time (measured: 0.15-3.4 ms per second of steal on these VMs, 8-30 % of window jobs
  * short). With the margin, a job stolen less than that still gets its whole budget; what it
  * ran past it is taken from its next job (jobs.c), so the share stays slice/period.
  *
- * The counter keeps overflowing every enf_len from enf_cpu0 on (rebased at each stop seen,
- * enforcer_unanswered): after a job that ended at an overflow, the next overflow is a slice
- * later, which is the next budget (the slice less the overrun) plus the margin again. So a
- * task that uses its whole budget every job needs no ioctl; re-armed only when the counter's
- * next overflow is not within ENF_REARM of the target (after a first job, or steal).
+ * The counter overflows every enf_len of counted CPU from enf_cpu0 on (rebased at each stop
+ * seen, enforcer_unanswered). Kept as it is when its next overflow gives the job between its
+ * budget plus half the margin and its budget plus the margin plus ENF_SLACK (the stop lands
+ * a timer's lateness after the overflow: 20-150 µs here); else re-armed, with a period of one
+ * slice when that lands there too. A task that uses its whole budget every job then runs one
+ * slice per job, stop to stop, carrying an overrun of about the margin from job to job, and
+ * needs no ioctl; steal uses the carried overrun up. Otherwise (a first job, one after a
+ * short job, steal that used up half the margin) the period gives the job its budget plus
+ * the whole margin, and a later job sets one slice.
  */
 static void arm_enforcer(struct task *t, const struct task_threads *th)
 {
 	struct task_run *run = &t->run;
-	struct win_run *wr = &run->win[run->cur];
-	uint64_t c = run->cpu_at_raise, left = wr->budget > wr->used ? wr->budget - wr->used : 0;
+	const struct win_run *wr = &run->win[run->cur];
+	uint64_t c = run->cpu_at_raise, m = enf_margin(t);
+	uint64_t rest = wr->budget > wr->used ? wr->budget - wr->used : 0;
+	uint64_t lo = rest + m / 2, hi = rest + m + ENF_SLACK; /* CPU until the overflow */
+	uint64_t slice = rcu_dereference(t->resv)->w[run->cur].slice, p;
 
 	if (t->enf_fd < 0)
 		return;
-	left += enf_margin(t);
 	if (!enforced(t, th)) {
 		if (run->enf_on)
 			perfwatch_disarm(t->enf_fd);
@@ -395,7 +402,7 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 	if (run->enf_armed && run->enf_len > 0 && !mono_before(c, run->enf_cpu0)) {
 		uint64_t nx =
 		    run->enf_cpu0 + ((c - run->enf_cpu0) / run->enf_len + 1) * run->enf_len;
-		if (nx <= c + left && nx + ENF_REARM >= c + left)
+		if (nx - c >= lo && nx - c <= hi)
 			return;
 	}
 	/*
@@ -406,11 +413,14 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 	 */
 	if (enforcer_unanswered(t))
 		note_gone(t, task_raise(t, th, run->prio, false, false, true));
-	if (perfwatch_arm(t->enf_fd, left, false, !run->enf_on) == 0) {
+	p = slice >= lo && slice <= hi ? slice : rest + m;
+	if (p < PERFWATCH_MIN_NS)
+		p = PERFWATCH_MIN_NS;
+	if (perfwatch_arm(t->enf_fd, p, false, !run->enf_on) == 0) {
 		run->enf_on = true;
 		run->enf_armed = true;
 		run->enf_cpu0 = c;
-		run->enf_len = left > PERFWATCH_MIN_NS ? left : PERFWATCH_MIN_NS;
+		run->enf_len = p;
 	}
 }
 
