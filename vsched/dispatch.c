@@ -50,9 +50,6 @@
 #define MAX_CHAIN      (VS_PRIO_RAISED - 1) /* SCHED_RR 98 down to 2 */
 #define ENF_CONT_JOBS  3 /* jobs continued after the enforcer stopped watching a task */
 #define ENF_LATE_NS    (100 * NSEC_PER_USEC) /* ran less since a SIGCONT: a late stop may hold it */
-#define ENF_MARGIN_DIV 8 /* the enforcer stops a job at most slice / this past its budget ... */
-#define ENF_MARGIN_MAX (2 * NSEC_PER_MSEC)   /* ... and at most this */
-#define ENF_SLACK      (300 * NSEC_PER_USEC) /* or up to this past budget + margin: re-arm beyond */
 #define STACK_SIZE     (256 * 1024)
 
 struct disp {
@@ -93,12 +90,10 @@ static bool enforced(const struct task *t, const struct task_threads *th)
 	return t->enf_fd >= 0 && th->n == 1 && t->park == VSP_PARK_STOP;
 }
 
-/* How far past its budget the enforcer lets a job run (arm_enforcer). */
-static uint64_t enf_margin(const struct task *t)
+/* How far past its budget the enforcer lets task t's current job run (enf_plan.c). */
+static uint64_t task_enf_margin(const struct task *t)
 {
-	uint64_t m = rcu_dereference(t->resv)->w[t->run.cur].slice / ENF_MARGIN_DIV;
-
-	return m < ENF_MARGIN_MAX ? m : ENF_MARGIN_MAX;
+	return enf_margin(rcu_dereference(t->resv)->w[t->run.cur].slice);
 }
 
 /*
@@ -111,7 +106,7 @@ static bool kstop_possible(const struct task *t)
 	const struct task_run *run = &t->run;
 	const struct win_run *wr = &run->win[run->cur];
 
-	return run->enf_armed && wr->used + EPS_NS >= wr->budget + enf_margin(t) / 2;
+	return run->enf.armed && wr->used + EPS_NS >= wr->budget + task_enf_margin(t) / 2;
 }
 
 /*
@@ -132,12 +127,12 @@ static bool enforcer_unanswered(struct task *t)
 	run->enf_head = head;
 	/*
 	 * The counter overflowed a stop's delay before where the task's clock stands now (it
-	 * is stopped since), and its period restarted there: the next overflow is enf_len of
+	 * is stopped since), and its period restarted there: the next overflow is enf.len of
 	 * counted CPU from here, whatever the counter gained on the clock before (steal time,
 	 * see arm_enforcer).
 	 */
-	if (run->enf_armed)
-		run->enf_cpu0 = run->cpu_at_raise;
+	if (run->enf.armed)
+		run->enf.cpu0 = run->cpu_at_raise;
 	run->enf_cont_cpu = run->cpu_at_raise;
 	run->enf_recheck = true;
 	return true;
@@ -362,49 +357,27 @@ static void park_others(struct disp *d, struct cpu_table *ct, int n)
 
 /*
  * Arms task t's enforcer so that the task stops a margin past where its current job's budget
- * ends, or disarms it when the task is not enforced any more.
- *
- * The margin (slice / ENF_MARGIN_DIV, at most ENF_MARGIN_MAX): the counter counts the time
- * the task is on its CPU, and that includes time the host took from the virtual CPU (steal),
- * which the task's CPU clock — the budget's measure — leaves out. Stopped at the budget
- * itself, a job stolen from would stop that much early and leave the CPU idle while it still
- * owes time (measured: 0.15-3.4 ms per second of steal on these VMs, 8-30 % of window jobs
- * short). With the margin, a job stolen less than that still gets its whole budget; what it
- * ran past it is taken from its next job (jobs.c), so the share stays slice/period.
- *
- * The counter overflows every enf_len of counted CPU from enf_cpu0 on (rebased at each stop
- * seen, enforcer_unanswered). Kept as it is when its next overflow gives the job between its
- * budget plus half the margin and its budget plus the margin plus ENF_SLACK (the stop lands
- * a timer's lateness after the overflow: 20-150 µs here); else re-armed, with a period of one
- * slice when that lands there too. A task that uses its whole budget every job then runs one
- * slice per job, stop to stop, carrying an overrun of about the margin from job to job, and
- * needs no ioctl; steal uses the carried overrun up. Otherwise (a first job, one after a
- * short job, steal that used up half the margin) the period gives the job its budget plus
- * the whole margin, and a later job sets one slice.
+ * ends (enf_plan.c: why the margin, and when the counter is kept as it is), or disarms it
+ * when the task is not enforced any more.
  */
 static void arm_enforcer(struct task *t, const struct task_threads *th)
 {
 	struct task_run *run = &t->run;
 	const struct win_run *wr = &run->win[run->cur];
-	uint64_t c = run->cpu_at_raise, m = enf_margin(t);
-	uint64_t rest = wr->budget > wr->used ? wr->budget - wr->used : 0;
-	uint64_t lo = rest + m / 2, hi = rest + m + ENF_SLACK; /* CPU until the overflow */
-	uint64_t slice = rcu_dereference(t->resv)->w[run->cur].slice, p;
+	uint64_t c = run->cpu_at_raise, rest = wr->budget > wr->used ? wr->budget - wr->used : 0;
+	uint64_t p;
 
 	if (t->enf_fd < 0)
 		return;
 	if (!enforced(t, th)) {
 		if (run->enf_on)
 			perfwatch_disarm(t->enf_fd);
-		run->enf_armed = run->enf_on = false;
+		run->enf.armed = run->enf_on = false;
 		return;
 	}
-	if (run->enf_armed && run->enf_len > 0 && !mono_before(c, run->enf_cpu0)) {
-		uint64_t nx =
-		    run->enf_cpu0 + ((c - run->enf_cpu0) / run->enf_len + 1) * run->enf_len;
-		if (nx - c >= lo && nx - c <= hi)
-			return;
-	}
+	p = enf_plan(&run->enf, c, rest, rcu_dereference(t->resv)->w[run->cur].slice);
+	if (p == 0)
+		return;
 	/*
 	 * An overflow not answered yet (the counter runs ahead of the CPU clock the dispatcher
 	 * counts by, so the task can be stopped while the dispatcher still sees budget left):
@@ -413,14 +386,9 @@ static void arm_enforcer(struct task *t, const struct task_threads *th)
 	 */
 	if (enforcer_unanswered(t))
 		note_gone(t, task_raise(t, th, run->prio, false, false, true));
-	p = slice >= lo && slice <= hi ? slice : rest + m;
-	if (p < PERFWATCH_MIN_NS)
-		p = PERFWATCH_MIN_NS;
 	if (perfwatch_arm(t->enf_fd, p, false, !run->enf_on) == 0) {
 		run->enf_on = true;
-		run->enf_armed = true;
-		run->enf_cpu0 = c;
-		run->enf_len = p;
+		run->enf = (struct enf_grid){.armed = true, .cpu0 = c, .len = p};
 	}
 }
 

@@ -124,6 +124,13 @@ struct win_run {
 	mono_ns first_raise; /* when the task was first raised for this job, 0: not yet */
 };
 
+/* A perf enforcer's overflow points, as the dispatcher reckons them (enf_plan.c). */
+struct enf_grid {
+	bool armed;    /* the counter overflows every len of counted CPU from cpu0 on */
+	uint64_t cpu0; /* task CPU clock at the arming, or at the last stop seen */
+	uint64_t len;  /* its period */
+};
+
 /*
  * Dispatcher-owned state of the current jobs. Only the dispatcher of task->cpu writes it
  * once the task is published; before that (and while a task moves between CPUs, unpublished)
@@ -142,12 +149,10 @@ struct task_run {
 	bool parked;           /* parked by the dispatcher (frozen or SIGSTOP, or SCHED_IDLE) */
 	bool kstop;            /* its enforcer may have stopped it: checked at the next raise */
 	bool started;          /* first jobs set up */
-	bool enf_armed;        /* the enforcer counts down enf_len from enf_cpu0 */
+	struct enf_grid enf;   /* where the enforcer overflows (enf_plan) */
 	bool enf_on;           /* the enforcer is enabled (stays so until disarmed) */
 	bool detecting;        /* the detectors of thread list det_threads are armed */
 	bool idle_seen;        /* raised, it used no CPU over the last sample */
-	uint64_t enf_cpu0;     /* task CPU clock when the enforcer was armed */
-	uint64_t enf_len;      /* CPU ns it was armed with (its period) */
 	uint64_t enf_head;     /* its record head when its stops were last answered (or none) */
 	uint64_t enf_cont_cpu; /* task CPU clock at the last SIGCONT that answered a stop */
 	bool enf_recheck;      /* continue once more if it ran < ENF_LATE_NS since then */
@@ -441,6 +446,15 @@ int freezer_detach(const struct freezer *fz, pid_t pid);
  * its children). 0 (also when there is none, or pid exists) or -errno.
  */
 int freezer_release_gone(const struct freezer *fz, pid_t pid);
+
+/* enf_plan.c — where an enforcer should overflow (see the file comment; struct enf_grid) */
+/* How far past its budget the enforcer lets a job of this slice run. */
+uint64_t enf_margin(uint64_t slice);
+/*
+ * 0: keep the counter as it is; else the period to arm it with now. c: the task's CPU clock
+ * now; rest: its job's budget left; slice: the job's window slice.
+ */
+uint64_t enf_plan(const struct enf_grid *g, uint64_t c, uint64_t rest, uint64_t slice);
 
 /* perfwatch.c — see the file comment; arm/disarm are dispatcher-safe */
 #define PERFWATCH_DETECT_NS (20 * NSEC_PER_USEC) /* a detector fires after this much CPU */
