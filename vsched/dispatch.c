@@ -126,10 +126,11 @@ static bool enforcer_unanswered(struct task *t)
 		return false;
 	run->enf_head = head;
 	/*
-	 * The counter overflowed a stop's delay before where the task's clock stands now (it
-	 * is stopped since), and its period restarted there: the next overflow is enf.len of
+	 * The counter overflowed just before where the task's clock stands now (it is stopped
+	 * since; the stop's delay is left out, which only makes enf_plan see the next overflow
+	 * that much later) and its period restarted there: the next overflow is enf.len of
 	 * counted CPU from here, whatever the counter gained on the clock before (steal time,
-	 * see arm_enforcer).
+	 * see enf_plan.c).
 	 */
 	if (run->enf.armed)
 		run->enf.cpu0 = run->cpu_at_raise;
@@ -343,7 +344,7 @@ static void park_others(struct disp *d, struct cpu_table *ct, int n)
 		if (d->rank[i] >= 0 || atomic_load(&t->exited) || (!run->raised && !full))
 			continue;
 		if (run->raised && kstop_possible(t))
-			run->kstop = true; /* stopped by the kernel at its budget end */
+			run->kstop = true; /* stopped by the kernel past its budget end */
 		if (full || !run->kstop) {
 			note_gone(t, task_park(t, th, full));
 			run->parked = true;

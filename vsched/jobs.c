@@ -100,8 +100,9 @@ static void job_open(struct win_run *wr, const struct vsp_resv *r, mono_ns rel, 
 
 /*
  * The overrun of the job that ended, to be taken from the next one (at most a slice). For a
- * task with a perf enforcer this is where its counter's next overflow already lies (it
- * counts on from the overrun), so the enforcer needs no re-arming (dispatch.c).
+ * task with a perf enforcer it carries about the enforcer's margin from job to job, and its
+ * counter's next overflow already lies where the next budget plus that margin ends, so the
+ * enforcer needs no re-arming (enf_plan.c).
  */
 static uint64_t job_debt(const struct win_run *wr, const struct vsp_resv *r)
 {

@@ -20,7 +20,7 @@
  * The task-clock hrtimer runs only while the thread is on a CPU, so both count the thread's
  * own run time — and the time the host takes from a virtual CPU while the thread is on it
  * (steal), which its CPU clock leaves out: the counter runs ahead of the clock by that (the
- * enforcer's margin, dispatch.c arm_enforcer).
+ * enforcer's margin, enf_plan.c).
  * Overflow signals are queued from an irq_work: a few µs after the overflow.
  *
  * Needs perf_event_open on other processes (root, or CAP_PERFMON); perfwatch_probe() says
