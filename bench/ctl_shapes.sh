@@ -31,8 +31,14 @@
 # rest of the phase (>= 60 s). Also, from 30 s after the change to the phase end: the mean
 # rate and the share of windows within the band. Also: controller evaluations and application iterations to
 # settle, the mean U held after settle, and the CPU freed against U = target (target - U).
-# Output: OUTDIR/results.tsv (one row per shape, algorithm, job, phase) and summary.md
-# (tables per shape, side by side). Each run takes the machine-wide RT lock for itself.
+# Also the state the controller showed most from 30 s (its reason where it says one), and
+# whether the phase's pair of targets can be reached at all (FEASIBLE=1, the default: both
+# jobs without the controller, every rank under a fixed reservation, the 90 % cap split in
+# proportion to the targets, at the periods FEAS_PERIODS, "200 20" ms, FEAS_S, 34 s each;
+# see "can a phase's pair of targets be reached at all?" below).
+# Output: OUTDIR/results.tsv (one row per shape, algorithm, job, phase), feasible.tsv and
+# summary.md (tables per shape, side by side; a count of the phases passed, also of those
+# whose pair is not shown unreachable). Each run takes the machine-wide RT lock for itself.
 set -euo pipefail
 F7_SRC=$(cd "$(dirname "$0")/.." && pwd)
 F7_BUILD=${F7_BUILD:-build}
@@ -47,7 +53,7 @@ TOL=${TOL:-2}
 WIN_S=${WIN_S:-5}
 LOCK_WAIT=${LOCK_WAIT:-1800}
 PHASES=("20 45" "45 20" "70 20" "20 70")
-if [ "${1:-}" = --one ] || [ "${1:-}" = --rmax ]; then
+if [ "${1:-}" = --one ] || [ "${1:-}" = --rmax ] || [ "${1:-}" = --feasible ]; then
 	OUT=$OUT_ONE
 elif [ "${1:-}" = --reanalyse ]; then
 	OUT=${2:?--reanalyse OUTDIR}
@@ -154,18 +160,146 @@ stamps_rate() {
 	echo "${worst:-0}"
 }
 
+# ---- can a phase's pair of targets be reached at all? ---------------------------------------
+# Two jobs share each CPU under vsched's cap (90 %). If both run short of their targets when
+# the whole cap is split between them in proportion to their targets, no split reaches both:
+# a job given more U than its part leaves the other less U (and more contention). Such a
+# phase can only be shown unreachable (docs/control.md, "Bounds and saturation"), not
+# passed. Measured without the controller: every rank under a fixed reservation, at each
+# period of FEAS_PERIODS (ms).
+
+FEAS_PERIODS=${FEAS_PERIODS:-"200 20"}
+FEAS_S=${FEAS_S:-34} # one probe; its rate counts from 8 s on (ranks started, connected)
+FEAS_CAP=90
+
+# rank_pids SHAPE PID...: the processes that are the job's ranks, in rank order (iowait and
+# bsp --local fork theirs; each membench rank is a process of its own).
+rank_pids() {
+	local shape=$1
+	shift
+	case $shape in
+	mem) echo "$@" ;;
+	*) pgrep -P "$1" | sort -n | tr '\n' ' ' ;;
+	esac
+}
+
+# ranks_up SHAPE PID...: both ranks of the job are there.
+ranks_up() { [ "$(rank_pids "$@" | wc -w)" = 2 ]; }
+
+# held_inband PREFIX FROM_S TO_S TARGET: how steady the job is by itself under a fixed
+# reservation: the share (%) of the judge's windows in (FROM, TO] whose rate, scaled so that
+# the mean over (FROM, TO] is TARGET, is within +-TOL points of it. A controller that holds
+# the job's mean exactly on target gets no more windows in band than that.
+held_inband() {
+	local win
+	win=$(judge_window "$RMAX")
+	awk -v a="$2" -v b="$3" -v g="$4" -v win="$win" -v tol="$TOL" '
+		FNR == 1 { nf++ }
+		{ t = $2 / 1e9; if (t > a && t <= b) { n[nf]++; ts[nf, n[nf]] = t } }
+		END {
+			m = -1
+			for (f = 1; f <= nf; f++) if (m < 0 || n[f] < m) { m = n[f]; slow = f }
+			if (m < 2) { print "-"; exit }
+			mean = m / (b - a)
+			for (t = a + win; t <= b; t += 1) {
+				c = 0
+				for (i = 1; i <= n[slow]; i++) if (ts[slow, i] > t - win && ts[slow, i] <= t) c++
+				d = (c / win / mean - 1) * g; nw++
+				if (d >= -tol && d <= tol) in_band++
+			}
+			printf "%.0f\n", nw ? 100 * in_band / nw : 0
+		}' "$1".*
+}
+
+# feasible_probe SHAPE PERIOD_MS TA TB: jobs A and B bare, rank r of each on CPU r under
+# (PERIOD, U x PERIOD), U the cap split in proportion to the targets TA and TB; prints
+# their rates in % of RMAX and held_inband() of each at its target, tab-separated.
+feasible_probe() {
+	local shape=$1 p=$2 ta=$3 tb=$4 j u ua ub n0 pid r t0 t1 ra rb
+	local -a mine=()
+	ua=$(awk -v a="$ta" -v b="$tb" -v c="$FEAS_CAP" 'BEGIN { print c * a / (a + b) }')
+	ub=$(awk -v a="$ta" -v b="$tb" -v c="$FEAS_CAP" 'BEGIN { print c * b / (a + b) }')
+	for j in A B; do
+		n0=${#F7_PIDS[@]}
+		rm -f "$RUN/st.$j".*
+		shape_start_bare "$shape" "$FEAS_S" "$RUN/st.$j"
+		mine+=("${F7_PIDS[@]:n0}")
+		u=$ua
+		[ "$j" = B ] && u=$ub
+		f7_wait 5 ranks_up "$shape" "${F7_PIDS[@]:n0}" ||
+			f7_die "feasibility: $shape job $j: 2 ranks not seen"
+		r=0
+		for pid in $(rank_pids "$shape" "${F7_PIDS[@]:n0}"); do
+			"$BIN/vschedctl" -s "ipc://$RUN/vsched.sock" task add "$pid" --period "${p}ms" \
+				--slice "$(awk -v u="$u" -v p="$p" 'BEGIN { printf "%.0fus", u * p * 10 }')" \
+				--cpu "$r" >/dev/null || f7_die "feasibility: task add $pid refused"
+			r=$((r + 1))
+		done
+	done
+	t0=$(mono_now)
+	for pid in "${mine[@]}"; do wait "$pid" 2>/dev/null || true; done
+	F7_PIDS=("${F7_PIDS[@]:0:1}") # vsched only: the jobs are reaped, their pids no longer ours
+	t0=$(awk -v t="$t0" 'BEGIN { print t + 8 }')
+	t1=$(mono_now)
+	ra=$(stamps_rate "$RUN/st.A" "$t0" "$t1")
+	rb=$(stamps_rate "$RUN/st.B" "$t0" "$t1")
+	printf '%s\t%s\t%s\n' "$(awk -v a="$ra" -v b="$rb" -v m="$RMAX" 'BEGIN { printf "%.2f\t%.2f\n", 100 * a / m, 100 * b / m }')" \
+		"$(held_inband "$RUN/st.A" "$t0" "$t1" "$ta")" "$(held_inband "$RUN/st.B" "$t0" "$t1" "$tb")"
+}
+
+# feasible_run SHAPE RMAX (internal, one locked run): "TA TB PERIOD_MS RATE_A RATE_B
+# INBAND_A INBAND_B" for every distinct pair of targets of PHASES and every period of
+# FEAS_PERIODS.
+feasible_run() {
+	local shape=$1 pair ta tb p res
+	RMAX=$2
+	rt_lock "$LOCK_WAIT"
+	RUN=$(mktemp -d /tmp/vsched-shapes.XXXXXX)
+	trap 'f7_cleanup; rm -rf "$RUN"' EXIT
+	printf '%s\n' "utilization_cap = 0.$FEAS_CAP;" 'min_period = "1ms";' 'min_slice = "50us";' \
+		'park = "stop";' "endpoint = \"ipc://$RUN/vsched.sock\";" >"$RUN/vsched.conf"
+	"$BIN/vsched" -f -c "$RUN/vsched.conf" >"$RUN/vsched.log" 2>&1 &
+	F7_PIDS=("$!")
+	f7_wait 10 "$BIN/vschedctl" -s "ipc://$RUN/vsched.sock" task list || f7_die "vsched did not start"
+	f7_wait 15 f7_selftest_over || true
+	for pair in $(printf '%s\n' "${PHASES[@]}" | awk '{ print ($1 < $2 ? $1 "," $2 : $2 "," $1) }' | sort -u); do
+		ta=${pair%,*} tb=${pair#*,}
+		for p in $FEAS_PERIODS; do
+			res=$(feasible_probe "$shape" "$p" "$ta" "$tb") || exit 1
+			printf '%s\t%s\t%s\t%s\n' "$ta" "$tb" "$p" "$res"
+		done
+	done
+}
+
+# reachable SHAPE TA TB: "yes" when at some period both jobs came within TOL of their targets
+# at the proportional split, "no" when at every period both fell short by more, else "?".
+reachable() {
+	[ -s "$OUT/feasible.tsv" ] || {
+		echo -
+		return
+	}
+	awk -F'\t' -v s="$1" -v a="$2" -v b="$3" -v tol="$TOL" '
+		BEGIN { all_short = 1 }
+		$1 == s && (($2 == a && $3 == b) || ($2 == b && $3 == a)) {
+			ra = $2 == a ? $5 : $6; rb = $2 == a ? $6 : $5; n++
+			if (ra >= a - tol && rb >= b - tol) yes = 1
+			if (!(ra < a - tol && rb < b - tol)) all_short = 0
+		}
+		END { print n == 0 ? "-" : yes ? "yes" : all_short ? "no" : "?" }' "$OUT/feasible.tsv"
+}
+
 # ---- one run: a shape, an algorithm ---------------------------------------------------------
 
 # Seconds on the stamps' clock: /proc/uptime is CLOCK_BOOTTIME, which equals CLOCK_MONOTONIC
 # on a machine that has never been suspended (a server; these VMs).
 mono_now() { cut -d' ' -f1 /proc/uptime; }
 
-# sampler JOB: every second, "mono_s evaluations u_pct current_pct state" of the job.
+# sampler JOB: every second, "mono_s evaluations u_pct current_pct state reason" of the job.
 sampler() {
 	local job=$1
 	while :; do
 		printf '%s\t%s\n' "$(mono_now)" \
-			"$(actl job show "$job" --json 2>/dev/null | jq -r '[.evaluations, .u_pct, .current_pct, .state] | @tsv' 2>/dev/null)"
+			"$(actl job show "$job" --json 2>/dev/null | jq -r '[.evaluations, .u_pct, .current_pct, .state, .reason] | @tsv' 2>/dev/null)"
 		sleep 1
 	done >>"$RUN/samples.$job.tsv"
 }
@@ -258,6 +392,7 @@ analyse() {
 			}
 			while ((getline line < samples) > 0) {
 				split(line, s, "\t"); ns++; st[ns] = s[1]; sev[ns] = s[2]; su[ns] = s[3]
+				sst[ns] = s[5]; srs[ns] = s[6]
 			}
 		}
 		FNR == 1 { nf++ }
@@ -288,11 +423,19 @@ analyse() {
 					r = rate_at(t); nb++; rs += r
 					if (r >= g - tol && r <= g + tol) nin++
 				}
-				printf "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t%.0f\t%.2f\n", shape, algo, job, k - 1, g,
+				# the state the controller showed most from 30 s, and its last reason then
+				delete seen; mode = "-"; why = ""
+				for (i = 1; i <= ns; i++) {
+					if (st[i] < t0 + 30 || st[i] > t1 || sst[i] == "") continue
+					if (++seen[sst[i]] > seen[mode]) mode = sst[i]
+					if (sst[i] == mode) why = srs[i]
+				}
+				gsub(/[\t|]/, " ", why)
+				printf "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t%.0f\t%.2f\t%s\t%s\n", shape, algo, job, k - 1, g,
 					settle < 0 ? "never" : sprintf("%.0f", settle),
 					settle < 0 || ev1 == "" ? "-" : ev1 - ev0, settle < 0 ? "-" : it,
 					ok ? "pass" : "FAIL", u, u < 0 ? 0 : g - u, rate_at(t1),
-					nb ? 100 * nin / nb : 0, nb ? rs / nb : 0
+					nb ? 100 * nin / nb : 0, nb ? rs / nb : 0, mode, why == "" ? "-" : why
 			}
 		}' "$RUN/stamps.$j".*
 	done
@@ -307,14 +450,33 @@ summary() {
 		echo "points of the target from <= 30 s after the change to the phase end (>= 60 s)"
 		for shape in $SHAPES; do
 			local rmax
-			rmax=$(grep "^$shape	" "$OUT/rmax.tsv" | cut -f2)
+			rmax=$(awk -F"\t" -v s="$shape" '$1 == s { print $2 }' "$OUT/rmax.tsv")
 			[ -n "$rmax" ] || continue
 			echo
 			echo "## $shape (R_max $rmax it/s; judged over windows of $(judge_window "$rmax") s)"
 			echo
-			echo "| algorithm | job | phase | target % | settle s | evaluations | iterations | result | U held % | CPU freed (target - U) | mean rate % from 30 s | windows in band from 30 s |"
-			echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-			awk -F'\t' -v s="$shape" '$1 == s { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s %% |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10 < 0 ? "-" : sprintf("%.1f", $10), $10 < 0 ? "-" : sprintf("%+.1f", $11), $14 == "" ? $12 : $14, $13 == "" ? "?" : $13 }' "$OUT/results.tsv"
+			if [ -s "$OUT/feasible.tsv" ]; then
+				echo "Pairs at the proportional split of the 90 % cap, fixed reservations, no controller"
+				echo "(rates in % of R_max; reachable: yes / no / ? as in reachable()):"
+				echo
+				echo "| targets (A, B) | period ms | U A / B % | rate A / B % | windows in band at a steady mean on target, A / B |"
+				echo "|---|---|---|---|---|"
+				awk -F'\t' -v s="$shape" -v c="$FEAS_CAP" '$1 == s { printf "| %s, %s | %s | %.1f / %.1f | %.1f / %.1f | %s / %s %% |\n", $2, $3, $4, c * $2 / ($2 + $3), c * $3 / ($2 + $3), $5, $6, $7 == "" ? "?" : $7, $8 == "" ? "?" : $8 }' "$OUT/feasible.tsv"
+				echo
+			fi
+			echo "| algorithm | job | phase | target % | pair reachable | settle s | evaluations | iterations | result | U held % | CPU freed (target - U) | mean rate % from 30 s | windows in band from 30 s | state shown from 30 s (reason) |"
+			echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+			local k reach=()
+			for k in "${!PHASES[@]}"; do
+				# shellcheck disable=SC2086 # "TA TB"
+				reach[k]=$(reachable "$shape" ${PHASES[k]})
+			done
+			awk -F'\t' -v s="$shape" -v reach="${reach[*]}" 'BEGIN { split(reach, rc, " ") }
+				$1 == s { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %s %% | %s |\n", $2, $3, $4, $5, rc[$4 + 1], $6, $7, $8, $9, $10 < 0 ? "-" : sprintf("%.1f", $10), $10 < 0 ? "-" : sprintf("%+.1f", $11), $14 == "" ? $12 : $14, $13 == "" ? "?" : $13, $15 == "" ? "-" : $15 ($16 == "" || $16 == "-" ? "" : " (" $16 ")") }' "$OUT/results.tsv"
+			echo
+			awk -F'\t' -v s="$shape" -v reach="${reach[*]}" 'BEGIN { split(reach, rc, " ") }
+				$1 == s { n[$2]++; if ($9 == "pass") p[$2]++; if (rc[$4 + 1] != "no") { m[$2]++; if ($9 == "pass") q[$2]++ } }
+				END { for (a in n) printf "%s: %d of %d phases passed; of those whose pair is not shown unreachable: %d of %d\n", a, p[a], n[a], q[a], m[a] }' "$OUT/results.tsv" | sort
 		done
 	} >"$OUT/summary.md"
 }
@@ -342,6 +504,11 @@ if [ "${1:-}" = --rmax ]; then # internal: SHAPE STAMPS_PREFIX, one locked full-
 	for p in "${F7_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 	exit 0
 fi
+if [ "${1:-}" = --feasible ]; then # internal: SHAPE RMAX, the fixed-reservation probes
+	[ "$2" = comm ] && read -r COMM_COMPUTE COMM_MSG <"$OUT_ONE/comm.fixed"
+	F7_BIN=$BIN feasible_run "$2" "$3"
+	exit 0
+fi
 if [ "${1:-}" = --one ]; then # internal: one locked run in its own process
 	shift
 	[ "$1" = comm ] && read -r COMM_COMPUTE COMM_MSG <"$OUT_ONE/comm.fixed"
@@ -352,6 +519,7 @@ fi
 [ "$(id -u)" = 0 ] || f7_die "needs root (vsched uses SCHED_FIFO)"
 : >"$OUT/results.tsv"
 : >"$OUT/rmax.tsv"
+: >"$OUT/feasible.tsv"
 # One calibration of the compute loop for every process of every run, so that R_max and the
 # controlled runs do the same work per iteration (apps/spin.c: a calibration made under load
 # or steal time differs): measured once here on the quiet machine, unless given.
@@ -367,6 +535,14 @@ for shape in $SHAPES; do
 	rmax=$(shape_rmax "$shape")
 	printf '%s\t%s\n' "$shape" "$rmax" >>"$OUT/rmax.tsv"
 	f7_log "$shape: R_max $rmax it/s"
+	if [ "${FEASIBLE:-1}" != 0 ]; then
+		OUT_ONE=$OUT timeout -k 10 $((LOCK_WAIT + 600)) bash "$0" --feasible "$shape" "$rmax" |
+			sed "s/^/$shape\t/" >>"$OUT/feasible.tsv" || f7_log "$shape: feasibility probe failed"
+		f7_log "$shape: pairs reachable at a split of the cap: $(for ph in "${PHASES[@]}"; do
+			# shellcheck disable=SC2086 # "TA TB"
+			printf '(%s) %s ' "$ph" "$(reachable "$shape" $ph)"
+		done)"
+	fi
 	runs=$ALGOS
 	[ -n "${EXT_LOAD:-}" ] && runs="$runs floating+load"
 	[ -n "${COSCHED:-}" ] && runs="$runs floating+cosched"
