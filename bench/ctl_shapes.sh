@@ -170,7 +170,7 @@ stamps_rate() {
 
 FEAS_PERIODS=${FEAS_PERIODS:-"200 20"}
 FEAS_S=${FEAS_S:-34} # one probe; its rate counts from 8 s on (ranks started, connected)
-FEAS_CAP=90
+FEAS_CAP=90 # vsched's utilization_cap in f7_start_vsched, in %
 
 # rank_pids SHAPE PID...: the processes that are the job's ranks, in rank order (iowait and
 # bsp --local fork theirs; each membench rank is a process of its own).
@@ -207,7 +207,7 @@ held_inband() {
 				d = (c / win / mean - 1) * g; nw++
 				if (d >= -tol && d <= tol) in_band++
 			}
-			printf "%.0f\n", nw ? 100 * in_band / nw : 0
+			if (nw) printf "%.0f\n", 100 * in_band / nw; else print "-"
 		}' "$1".*
 }
 
@@ -256,12 +256,8 @@ feasible_run() {
 	rt_lock "$LOCK_WAIT"
 	RUN=$(mktemp -d /tmp/vsched-shapes.XXXXXX)
 	trap 'f7_cleanup; rm -rf "$RUN"' EXIT
-	printf '%s\n' "utilization_cap = 0.$FEAS_CAP;" 'min_period = "1ms";' 'min_slice = "50us";' \
-		'park = "stop";' "endpoint = \"ipc://$RUN/vsched.sock\";" >"$RUN/vsched.conf"
-	"$BIN/vsched" -f -c "$RUN/vsched.conf" >"$RUN/vsched.log" 2>&1 &
-	F7_PIDS=("$!")
-	f7_wait 10 "$BIN/vschedctl" -s "ipc://$RUN/vsched.sock" task list || f7_die "vsched did not start"
-	f7_wait 15 f7_selftest_over || true
+	F7_PIDS=()
+	f7_start_vsched # the same vsched as in the controlled runs
 	for pair in $(printf '%s\n' "${PHASES[@]}" | awk '{ print ($1 < $2 ? $1 "," $2 : $2 "," $1) }' | sort -u); do
 		ta=${pair%,*} tb=${pair#*,}
 		for p in $FEAS_PERIODS; do
@@ -506,7 +502,7 @@ if [ "${1:-}" = --rmax ]; then # internal: SHAPE STAMPS_PREFIX, one locked full-
 fi
 if [ "${1:-}" = --feasible ]; then # internal: SHAPE RMAX, the fixed-reservation probes
 	[ "$2" = comm ] && read -r COMM_COMPUTE COMM_MSG <"$OUT_ONE/comm.fixed"
-	F7_BIN=$BIN feasible_run "$2" "$3"
+	feasible_run "$2" "$3"
 	exit 0
 fi
 if [ "${1:-}" = --one ]; then # internal: one locked run in its own process

@@ -99,9 +99,9 @@ f7_selftest_over() {
 		jq -e '.selftest == "done" or .selftest == "failed"' >/dev/null
 }
 
-# f7_start_daemons: vsched + controller + agent in $RUN. Sets AGENT_PORT.
-f7_start_daemons() {
-	local i
+# f7_start_vsched: vsched on both CPUs (cap 90 %, `stop` parking) in $RUN, on
+# ipc://$RUN/vsched.sock, once its self-test is over (at most 15 s).
+f7_start_vsched() {
 	cat >"$RUN/vsched.conf" <<EOF
 utilization_cap = 0.9;
 min_period = "1ms";
@@ -109,6 +109,20 @@ min_slice = "50us";
 park = "stop";
 endpoint = "ipc://$RUN/vsched.sock";
 EOF
+	"$F7_BIN/vsched" -f -c "$RUN/vsched.conf" >"$RUN/vsched.log" 2>&1 &
+	F7_PIDS+=("$!")
+	f7_wait 10 "$F7_BIN/vschedctl" -s "ipc://$RUN/vsched.sock" task list ||
+		f7_die "vsched did not start"
+	# vsched measures the finest period it serves at start (its self-test, reported by the
+	# agent as the node's period floor); a node does that before jobs come, here jobs come
+	# at once and would interrupt it (then the floor is only learnt from misses): wait
+	f7_wait 15 f7_selftest_over || f7_log "vsched's self-test not over after 15 s"
+	f7_log "vsched self-test: $("$F7_BIN/vschedctl" -s "ipc://$RUN/vsched.sock" status --json | jq -r '"\(.selftest), finest period \(.min_period_ns / 1e6) ms"')"
+}
+
+# f7_start_daemons: vsched + controller + agent in $RUN. Sets AGENT_PORT.
+f7_start_daemons() {
+	local i
 	cat >"$RUN/controller.conf" <<EOF
 heartbeat = "1s";
 node_timeout = "3s";
@@ -131,15 +145,7 @@ EOF
 	# the controller would have a node of its own in a cluster; here it shares 2 CPUs with
 	# other tenants' builds (load ~10): nice -10 keeps its reaction time near that
 	renice -n -10 -p "${F7_PIDS[-1]}" >/dev/null 2>&1 || true
-	"$F7_BIN/vsched" -f -c "$RUN/vsched.conf" >"$RUN/vsched.log" 2>&1 &
-	F7_PIDS+=("$!")
-	f7_wait 10 "$F7_BIN/vschedctl" -s "ipc://$RUN/vsched.sock" task list ||
-		f7_die "vsched did not start"
-	# vsched measures the finest period it serves at start (its self-test, reported by the
-	# agent as the node's period floor); a node does that before jobs come, here jobs come
-	# at once and would interrupt it (then the floor is only learnt from misses): wait
-	f7_wait 15 f7_selftest_over || f7_log "vsched's self-test not over after 15 s"
-	f7_log "vsched self-test: $("$F7_BIN/vschedctl" -s "ipc://$RUN/vsched.sock" status --json | jq -r '"\(.selftest), finest period \(.min_period_ns / 1e6) ms"')"
+	f7_start_vsched
 	cat >"$RUN/agent.conf" <<EOF
 node_name = "f7node";
 controller = "$AGENT_EP";

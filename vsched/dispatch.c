@@ -98,7 +98,7 @@ static uint64_t task_enf_margin(const struct task *t)
 
 /*
  * The enforcer may have stopped the task: its current job ran to the counter's overflow
- * (its budget and at least half the margin, see arm_enforcer). A task that used its budget
+ * (its budget and at least half the margin, see enf_plan.c). A task that used its budget
  * but not that is parked by the dispatcher: by its clock the job is spent.
  */
 static bool kstop_possible(const struct task *t)
