@@ -13,7 +13,11 @@
  * speed factor, like a co-runner's memory traffic or the host taking CPU time) of a few
  * correlation times. Each run: one job of 2 ranks, targets 20, 45, 70, 20 % for 90 s each.
  *
- * usage: control_noise [--seeds N]     (simulation only: no RT lock needed)
+ * With --windowed the job runs only inside its epoch-anchored window of each period, as
+ * under vsched (sim_params.windowed), so a rate measured between reports also carries the
+ * slice's phase.
+ *
+ * usage: control_noise [--seeds N] [--windowed]     (simulation only: no RT lock needed)
  */
 #include <math.h>
 #include <stdio.h>
@@ -62,6 +66,8 @@ struct rule {
 static const struct rule rules[] = {{"grow", false, 8}, {"trial", true, 8}, {"1 s", false, 1}};
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
 
+static bool windowed;
+
 static void run_one(const struct noise_case *c, const struct rule *rule, uint64_t seed,
                     struct tally *t)
 {
@@ -86,6 +92,7 @@ static void run_one(const struct noise_case *c, const struct rule *rule, uint64_
 	sp.drift = c->drift;
 	sp.drift_tau_s = c->tau_s;
 	sp.seed = seed;
+	sp.windowed = windowed;
 	sim_init(&s, &sp, t0);
 	control_params_default(&cp);
 	cp.nranks = sp.nranks;
@@ -152,16 +159,22 @@ int main(int argc, char **argv)
 {
 	unsigned seeds = 10;
 
-	if (argc == 3 && strcmp(argv[1], "--seeds") == 0)
-		seeds = (unsigned)atoi(argv[2]);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
+			seeds = (unsigned)atoi(argv[++i]);
+		else if (strcmp(argv[i], "--windowed") == 0)
+			windowed = true;
+		else
+			seeds = 0;
+	}
 	if (seeds < 1 || seeds > 1000) {
-		fprintf(stderr, "usage: control_noise [--seeds N (1..1000)]\n");
+		fprintf(stderr, "usage: control_noise [--seeds N (1..1000)] [--windowed]\n");
 		return 2;
 	}
-	printf("floating, evaluation length under noise: %u seeds x %d phases of %d s (targets "
-	       "20 45 70 20), windows of %d s (10 s for 0.1 s iterations), band +-%.0f from %d s "
-	       "after the change\n\n",
-	       seeds, NPHASES, PHASE_S, WIN_S, TOL, SETTLE_S);
+	printf("floating, evaluation length under noise%s: %u seeds x %d phases of %d s "
+	       "(targets 20 45 70 20), windows of %d s (10 s for 0.1 s iterations), band +-%.0f "
+	       "from %d s after the change\n\n",
+	       windowed ? ", windowed" : "", seeds, NPHASES, PHASE_S, WIN_S, TOL, SETTLE_S);
 	printf("| noise | rule | phases passed | windows in band from 30 s | mean |error| of "
 	       "a window | U changes per phase |\n|---|---|---|---|---|---|\n");
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {

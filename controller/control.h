@@ -128,7 +128,8 @@ struct control_params {
 	uint32_t osc_window;       /* evaluations looked at; default 16 (<= CONTROL_HIST_SIZE) */
 	uint32_t osc_count;        /* band exits or sign flips that make it oscillating; 3 */
 	double u_max_pct;      /* floating: the most U the job may hold, (0, 100]; default 100 */
-	uint32_t eval_periods; /* floating: an evaluation spans at least this many periods; 4 */
+	uint32_t eval_periods; /* floating: an evaluation spans at least this many periods (4),
+	                        * and the length the slice's phase needs (docs/control.md) */
 	mono_ns eval_min_ns;   /* floating: ... and at least this long; default 0 */
 	mono_ns eval_max_ns;   /* floating: the noise-driven evaluation length stops here; 1 s */
 	mono_ns u_slot_ns;     /* floating: U in whole slots of this length per period (the

@@ -23,10 +23,11 @@
  * when |e| exceeds the dead band db = clamp(2 sigma, 0.3 eps, eps), sigma being the s.d. of one
  * evaluation measured from successive evaluations at an unchanged constraint: noise alone triggers
  * a step with probability < 5 %, so the loop does not chase noise. An evaluation spans whole
- * application reports over at least eval_periods periods (the slice's phase averages out) and
- * eval_min_ns; its length doubles (up to eval_max_ns) while sigma > eps/3 and halves when sigma <
- * eps/8, so that the dead band fits inside the band (with params.len_trial, not the default,
- * a doubling is kept only where it averaged the noise: see learn_noise()).
+ * application reports over at least eval_periods periods, eval_min_ns and the length the
+ * slice's phase needs (phase_len()); its length doubles (up to eval_max_ns) while sigma > eps/3
+ * and halves when sigma < eps/8 (not below those floors), so that the dead band fits inside the
+ * band (with params.len_trial, not the default, a doubling is kept only where it averaged the
+ * noise: see learn_noise()).
  *
  * Inside a bracket (fit points below and above the target at this period) the step goes to
  * where the chord between them meets the target (regula falsi), which converges on any
@@ -84,6 +85,8 @@
 #define LEN_GAIN    0.75  /* ... it stays when their variance fell below this much of before */
 #define CAP_EVALS   24    /* evaluations at a capped length before the cap lifts */
 #define WIN_CAP_MAX 65536 /* win_cap: no cap */
+#define PHASE_SHARE 0.2   /* of eps: the s.d. the slice's phase may add to an evaluation */
+#define BRACKET_EL  10.0  /* a bracket's chord steeper than this elasticity is not trusted */
 
 void control_floating_init(struct control_job *job)
 {
@@ -99,11 +102,33 @@ void control_floating_init(struct control_job *job)
 	f->win_cap = WIN_CAP_MAX;
 }
 
+/*
+ * The evaluation length the slice's phase needs. A job parked outside its window finishes
+ * iterations, and so reports, only inside windows: a rate measured between two reports over
+ * a span S whose ends lie d apart in their windows (|d| <= U T) is off by r (1 - U) d / S
+ * points. With both ends uniform in the window, d has s.d. U T / sqrt(6), so the error has
+ * s.d. r (1 - U) T / (sqrt(6) S); PHASE_SHARE eps bounds it. Shorter evaluations measure the
+ * phase, not the rate: on the windowed simulator the length halved to 4 periods on a small
+ * measured noise (successive evaluations' ends fall at similar phases) and U then moved at
+ * every evaluation. r is the target, U the one held, both in percent.
+ */
+static mono_ns phase_len(const struct control_job *job)
+{
+	double u = job->cur_u_pct / 100.0;
+
+	if (u >= 1 || job->target_pct <= 0)
+		return 0;
+	return (mono_ns)(job->target_pct * (1 - u) * (double)job->period_ns /
+	                 (sqrt(6.0) * PHASE_SHARE * job->p.epsilon_pct));
+}
+
 /* The evaluation length before the noise multiplier. */
 static mono_ns base_len(const struct control_job *job)
 {
-	mono_ns len = job->p.eval_periods * job->period_ns;
+	mono_ns len = job->p.eval_periods * job->period_ns, ph = phase_len(job);
 
+	if (len < ph)
+		len = ph;
 	return len < job->p.eval_min_ns ? job->p.eval_min_ns : len;
 }
 
@@ -354,7 +379,13 @@ static double slope_at(const struct control_job *job, double u, double r)
 
 /* Regula falsi: with fit points on both sides of the target (the highest U below it, the
  * lowest U above it, in that order), the U between them where the chord meets the target;
- * else NAN. A monotone rate curve has its root inside the bracket, whatever its slope. */
+ * else NAN. A monotone rate curve has its root inside the bracket, whatever its slope. But
+ * the points are measurements: a bracket whose rates differ by no more than the noise, or
+ * whose chord is steeper than a job's rate can be, is noise or a change of speed between
+ * the two (a co-runner's U moved), and the root may lie outside it. Trusted, such a
+ * bracket pinned U below its stale upper point while every evaluation read 5-11 points
+ * under the target (membench at 70 %, bench/RESULTS.md run 14): each chord step moved U a
+ * fraction of the way to a point it could not pass. */
 static double bracket_u(const struct control_job *job)
 {
 	const struct control_float *f = &job->fl;
@@ -369,6 +400,13 @@ static double bracket_u(const struct control_job *job)
 			hi = p;
 	}
 	if (!lo || !hi || lo->u >= hi->u)
+		return NAN;
+	/* the two rates must differ by more than two s.d.s of their difference ... */
+	if (hi->r - lo->r <= 2 * M_SQRT2 * f->noise_pct)
+		return NAN;
+	/* ... and the chord's elasticity (relative change of r per relative change of U) be one
+	 * a job can have */
+	if ((hi->r - lo->r) / (hi->r + lo->r) > BRACKET_EL * (hi->u - lo->u) / (hi->u + lo->u))
 		return NAN;
 	return lo->u + (t - lo->r) * (hi->u - lo->u) / (hi->r - lo->r);
 }

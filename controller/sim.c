@@ -35,6 +35,12 @@
  * report at the end of every iteration (a BSP barrier), 1 unit each. A constraint change in
  * the middle of an iteration changes the speed from then on (the report then mixes both
  * constraints).
+ *
+ * Windowed (p.windowed): the job runs only inside each period's window [kT, kT + slice),
+ * fixed to the epoch as vsched's reservations are, at T/slice times the mean speed, and is
+ * parked in between. The mean rate is the same; what changes is that iterations end, and
+ * reports come, only inside windows, so a rate measured between two reports over a span S
+ * is off by up to r (1 - U) T / S from where its ends fall in their windows.
  */
 #include <math.h>
 #include <string.h>
@@ -158,17 +164,48 @@ static double speed(const struct sim *s)
 	return r / (s->p.t_full_s * 1e9 * s->iter_scale);
 }
 
+/* Windowed: runs at v T/slice inside the windows from s->now until the iteration ends or
+ * `until` (0: no limit). Returns true on the iteration's end, s->now then at it. */
+static bool advance_windowed(struct sim *s, double v, mono_ns until)
+{
+	mono_ns t = s->period_ns, w = s->slice_ns;
+	double vin = v * (double)t / (double)w;
+
+	for (;;) {
+		mono_ns ph = s->now % t;
+		/* the end of the window it is in, else the start of the next one */
+		mono_ns stop = s->now + (ph < w ? w - ph : t - ph);
+		if (until != 0 && until < stop)
+			stop = until;
+		if (ph < w) {
+			double left_ns = (1.0 - s->progress) / vin;
+			if ((double)(stop - s->now) >= left_ns) {
+				s->now += (mono_ns)ceil(left_ns);
+				return true;
+			}
+			s->progress += vin * (double)(stop - s->now);
+		}
+		s->now = stop;
+		if (until != 0 && s->now >= until)
+			return false;
+	}
+}
+
 bool sim_advance(struct sim *s, mono_ns until, mono_ns *interval_ns)
 {
 	double v = speed(s);
 	double left_ns = (1.0 - s->progress) / v;
 
-	if (until != 0 && (double)(until - s->now) < left_ns) {
+	if (s->p.windowed && s->period_ns > 0 && s->slice_ns < s->period_ns) {
+		if (!advance_windowed(s, v, until))
+			return false;
+	} else if (until != 0 && (double)(until - s->now) < left_ns) {
 		s->progress += v * (double)(until - s->now);
 		s->now = until;
 		return false;
+	} else {
+		s->now += (mono_ns)ceil(left_ns);
 	}
-	s->now += (mono_ns)ceil(left_ns);
 	mono_ns dur = s->now - s->iter_start;
 	for (uint32_t i = 0; interval_ns && i < s->p.nranks; i++) {
 		double k = 1.0 + s->p.rank_noise * sim_gauss(&s->rng);

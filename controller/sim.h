@@ -37,6 +37,8 @@ struct sim_params {
 	                     * 10 % longer): a load that starts; may be changed at any time */
 	enum sim_shape shape;
 	double shape_a; /* the shape's parameter */
+	bool windowed;  /* progress only in each period's window [kT, kT + slice) (vsched's
+	                 * epoch-anchored reservation), at T/slice times the mean speed */
 	uint64_t seed;
 };
 

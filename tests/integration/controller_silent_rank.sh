@@ -26,11 +26,12 @@ actl job set quiet --rmax 100 >/dev/null || ctld_fail "job set --rmax refused"
 actl rate quiet 40 >/dev/null || ctld_fail "rate refused"
 
 reason() { actl job show quiet --json | jq -r .reason; }
-sleep 2
+evaluated() { [ "$(job_field quiet evaluations)" -ge 1 ] 2>/dev/null; }
+# the first evaluation spans the length the slice's phase asks for (2.45 s at U 40, 100 ms)
+wait_until 4 evaluated ||
+	ctld_fail "no evaluation while the rank reported ($(actl job show quiet))"
 r=$(reason)
 case "$r" in *silent*) ctld_fail "a reporting rank shown silent: $r" ;; esac
-[ "$(job_field quiet evaluations)" -ge 1 ] 2>/dev/null ||
-	ctld_fail "no evaluation while the rank reported ($(actl job show quiet))"
 u_quiet=$(job_field quiet u_pct)
 awk -v u="$u_quiet" 'BEGIN { exit !(u < 30) }' ||
 	ctld_fail "U $u_quiet: a job at 100 % of R_max for a 40 % target was not cut below 30 %"

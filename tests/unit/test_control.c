@@ -549,10 +549,24 @@ static void test_floating_steps(void **state)
 	report(&f, 45.3);
 	assert_int_equal(f.d.reason, CONTROL_R_INBAND);
 	assert_false(f.d.changed);
+	/* just above the dead band: a chord step, inside the bracket (28.125, 40) .. (30.9375,
+	 * 45.3), a little down */
+	report(&f, 46.4);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	double u = f.d.u_pct;
+	assert_true(u < 30.9375 && u > 30.5);
+	/* the job slows down (a co-runner): 35 % just below the bracket's upper point. Its chord
+	 * to (30.9375, 45.3) is steeper than a job can be (elasticity ~70): not a bracket; a
+	 * step along the slope instead, U well past the old upper point (the chord would have
+	 * stayed below it) */
+	report(&f, 35);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	assert_true(f.d.u_pct > 33);
 	control_job_fini(&f.job);
 }
 
-/* Floating: an evaluation spans at least eval_periods periods; a rank's rate is the sum of
+/* Floating: an evaluation spans at least eval_periods periods and the length the slice's
+ * phase needs (r (1 - U) T / (sqrt 6 * 0.2 eps): 3.4 s here); a rank's rate is the sum of
  * its units over the sum of its intervals (whole reports). */
 static void test_floating_evaluation_window(void **state)
 {
@@ -563,17 +577,27 @@ static void test_floating_evaluation_window(void **state)
 	p.target_pct = 50;
 	p.eval_periods = 4; /* 4 x 200 ms */
 	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	mono_ns len = control_floating_eval_len(&f.job);
+	double phase = 50 * 0.5 * 0.2 / (sqrt(6.0) * 0.2 * 3) * 1e9;
+	assert_true(fabs((double)len - phase) < 1e3);
+	assert_true(len >= 4 * 200 * MS);
 	const uint64_t units[] = {0, 10, 0, 12, 0, 8, 0, 10}; /* lumpy: units at iteration ends */
-	for (unsigned i = 0; i < 7; i++) {
+	uint64_t sum = 0;
+	unsigned i = 0;
+	for (; (i + 1) * 100 * MS < len; i++) {
 		f.now += 100 * MS;
-		assert_int_equal(control_on_report(&f.job, 0, units[i], 100 * MS, f.now, &f.d), 0);
+		sum += units[i % 8];
+		assert_int_equal(control_on_report(&f.job, 0, units[i % 8], 100 * MS, f.now, &f.d),
+		                 0);
 		assert_int_equal(f.d.reason, CONTROL_R_WAIT_RANKS);
 	}
 	f.now += 100 * MS;
-	assert_int_equal(control_on_report(&f.job, 0, units[7], 100 * MS, f.now, &f.d), 0);
-	/* 40 units over 0.8 s = 50 units/s = 50 %: in band */
-	assert_true(fabs(f.d.rate_pct - 50.0) < 1e-9);
-	assert_int_equal(f.d.reason, CONTROL_R_INBAND);
+	sum += units[i % 8];
+	assert_int_equal(control_on_report(&f.job, 0, units[i % 8], 100 * MS, f.now, &f.d), 0);
+	/* the round ended at the first report past the length: 170 units over 3.5 s */
+	assert_int_equal(i + 1, 35);
+	assert_int_not_equal(f.d.reason, CONTROL_R_WAIT_RANKS);
+	assert_true(fabs(f.d.rate_pct - (double)sum / ((i + 1) * 0.1)) < 1e-9);
 	control_job_fini(&f.job);
 }
 

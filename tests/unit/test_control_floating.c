@@ -42,8 +42,9 @@ struct run {
 	struct control_decision d;
 };
 
-static void run_init(struct run *r, enum control_algo algo, const struct shape_case *c,
-                     double target, double noise, uint64_t seed)
+/* initial_period: 0 for the default (200 ms). */
+static void run_init_at(struct run *r, enum control_algo algo, const struct shape_case *c,
+                        double target, double noise, uint64_t seed, mono_ns initial_period)
 {
 	struct sim_params sp;
 	struct control_params cp;
@@ -63,8 +64,16 @@ static void run_init(struct run *r, enum control_algo algo, const struct shape_c
 	cp.target_pct = target;
 	cp.epsilon_pct = 2.0;
 	cp.u_max_pct = 90.0; /* as vsched's admission cap would allow */
+	if (initial_period)
+		cp.initial_period_ns = initial_period;
 	assert_int_equal(control_job_init(&r->job, &cp, r->sim.now, &r->d), 0);
 	sim_set(&r->sim, r->d.period_ns, r->d.slice_ns);
+}
+
+static void run_init(struct run *r, enum control_algo algo, const struct shape_case *c,
+                     double target, double noise, uint64_t seed)
+{
+	run_init_at(r, algo, c, target, noise, seed, 0);
 }
 
 static void step(struct run *r)
@@ -341,7 +350,8 @@ static void test_noise_not_chased(void **state)
  * averaging longer does not lower it, so the evaluation does not stay long (the trial of
  * each doubling fails); the rate is followed, and the application's error over 5 s windows
  * is smaller than with the length grown on noise alone (the rule up to session 24), same
- * seed. */
+ * seed. At a 20 ms period, where the slice's phase asks for evaluations of 0.5 s at most
+ * (phase_len()): at 200 ms it asks for 5 s, and neither rule could go shorter. */
 static double drift_run(bool trial, double *mean_len_s)
 {
 	struct run r;
@@ -350,7 +360,7 @@ static double drift_run(bool trial, double *mean_len_s)
 	mono_ns next = 0, win = 5 * NSEC_PER_SEC;
 	uint64_t it0 = 0;
 
-	run_init(&r, CONTROL_ALGO_FLOATING, &shapes[0], 45, 0.05, 77);
+	run_init_at(&r, CONTROL_ALGO_FLOATING, &shapes[0], 45, 0.05, 77, 20 * NSEC_PER_MSEC);
 	r.sim.p.t_full_s = 0.01;
 	r.sim.p.drift = 0.03;
 	r.sim.p.drift_tau_s = 5;
@@ -468,9 +478,73 @@ static void test_load_step_followed(void **state)
 	}
 	qsort(t, n, sizeof(t[0]), cmp_double);
 	print_message("load step: median %.0f s, %u of %u seeds over 30 s\n", t[n / 2], late, n);
-	/* before speed shifts were told from noise: median 31 s, 13 of 24 over 30 s */
+	/* before speed shifts were told from noise: median 31 s, 13 of 24 over 30 s; before a
+	 * bracket had to be significant and plausible (bracket_u()): 11 s, 4 of 24 */
 	assert_true(t[n / 2] <= 20);
-	assert_true(late <= 6);
+	assert_true(late <= 1);
+}
+
+/*
+ * The slice's phase (sim windowed: a 2-rank pure-compute job of 10 ms iterations runs only
+ * inside its epoch-anchored window, as under vsched, 0.5 % iteration noise): a rate measured
+ * between reports is off by up to r (1 - U) T / S from where the span's ends fall in their
+ * windows, +-6 points for 0.4 s evaluations at 100 ms. The real compute job (bench/RESULTS.md
+ * run 13) settled, halved its evaluations down to 4 periods on a small measured noise, then
+ * stepped U at every evaluation on that phase error for a minute. Returns the share of the
+ * application's 5 s windows from 30 s to 150 s within eps; *changes the U changes there.
+ */
+static double window_phase_run(double target, uint64_t seed, unsigned *changes)
+{
+	struct run r;
+	const mono_ns win = 5 * NSEC_PER_SEC;
+	mono_ns next;
+	unsigned n = 0, in = 0;
+	uint64_t it0, ch0 = 0;
+
+	run_init(&r, CONTROL_ALGO_FLOATING, &shapes[0], target, 0.005, seed);
+	r.sim.p.t_full_s = 0.01;
+	r.sim.p.nranks = 2;
+	r.sim.p.windowed = true;
+	r.job.r_max = 1.0 / 0.01;
+	assert_int_equal(control_set_nranks(&r.job, 2), 0);
+	while (r.sim.now < 30 * NSEC_PER_SEC)
+		step(&r);
+	ch0 = r.job.changes;
+	it0 = r.sim.iters;
+	next = r.sim.now + win;
+	while (r.sim.now < 150 * NSEC_PER_SEC) {
+		step(&r);
+		if (r.sim.now < next)
+			continue;
+		double rate = 100.0 * (double)(r.sim.iters - it0) * 0.01 /
+		              ((double)(r.sim.now - next + win) / 1e9);
+		in += fabs(rate - target) <= 2.0;
+		n++;
+		it0 = r.sim.iters;
+		next = r.sim.now + win;
+	}
+	print_message("window phase, target %2.0f seed %llu: %u/%u windows in band, %llu U "
+	              "changes, period %.0f ms, evaluation %.2f s, sd %.2f\n",
+	              target, (unsigned long long)seed, in, n,
+	              (unsigned long long)(r.job.changes - ch0), (double)r.job.period_ns / 1e6,
+	              (double)control_floating_eval_len(&r.job) / 1e9, r.job.fl.noise_pct);
+	*changes = (unsigned)(r.job.changes - ch0);
+	control_job_fini(&r.job);
+	return (double)in / n;
+}
+
+/* Before phase_len(): 24-56 U changes in the 120 s at targets 45 and 70 (0.8 s
+ * evaluations, 4 periods), 1-24 at 20. After: 0-2. */
+static void test_window_phase_not_chased(void **state)
+{
+	(void)state;
+	for (unsigned t = 0; t < 3; t++)
+		for (uint64_t seed = 1; seed <= 4; seed++) {
+			unsigned ch;
+			double share = window_phase_run(targets[t], seed, &ch);
+			assert_true(share >= 0.95);
+			assert_true(ch <= 6);
+		}
 }
 
 /* The nodes' floor: no decision goes below it, also while the period is searched. */
@@ -509,6 +583,7 @@ int main(void)
 	    cmocka_unit_test(test_correlated_noise_followed),
 	    cmocka_unit_test(test_load_step_followed),
 	    cmocka_unit_test(test_floor_respected),
+	    cmocka_unit_test(test_window_phase_not_chased),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
