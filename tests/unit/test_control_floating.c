@@ -82,6 +82,14 @@ static void step(struct run *r)
 	assert_true(r->job.slice_ns <= r->job.period_ns && r->job.slice_ns > 0);
 }
 
+/* The application's own rate, percent of full speed, over the iterations that ended since
+ * `from` (it0 = the iteration count then). */
+static double window_rate(const struct run *r, uint64_t it0, mono_ns from)
+{
+	return 100.0 * (double)(r->sim.iters - it0) * r->sim.p.t_full_s /
+	       ((double)(r->sim.now - from) / 1e9);
+}
+
 /* The application's own error of its last iteration, points. */
 static double obs_err(const struct run *r)
 {
@@ -372,8 +380,7 @@ static double drift_run(bool trial, double *mean_len_s)
 		if (r.sim.now < next)
 			continue;
 		if (it0) { /* the last window's rate, from the iteration count */
-			double rate = 100.0 * (double)(r.sim.iters - it0) * 0.01 /
-			              ((double)(r.sim.now - next + win) / 1e9);
+			double rate = window_rate(&r, it0, next - win);
 			err += fabs(rate - 45);
 			n++;
 		}
@@ -448,8 +455,7 @@ static double load_step_run(uint64_t seed, unsigned *changes)
 		step(&r);
 		if (r.sim.now < next)
 			continue;
-		double rate = 100.0 * (double)(r.sim.iters - it0) * 0.2 /
-		              ((double)(r.sim.now - next + win) / 1e9);
+		double rate = window_rate(&r, it0, next - win);
 		if (fabs(rate - 50) > 2.0)
 			settle = -1;
 		else if (settle < 0)
@@ -516,8 +522,7 @@ static double window_phase_run(double target, uint64_t seed, unsigned *changes)
 		step(&r);
 		if (r.sim.now < next)
 			continue;
-		double rate = 100.0 * (double)(r.sim.iters - it0) * 0.01 /
-		              ((double)(r.sim.now - next + win) / 1e9);
+		double rate = window_rate(&r, it0, next - win);
 		in += fabs(rate - target) <= 2.0;
 		n++;
 		it0 = r.sim.iters;
