@@ -5,6 +5,7 @@
 # `task list` shows the new reservation. A set that would exceed the cap is refused and
 # changes nothing. Set to two windows of 75 % that no longer fit beside a 20 % task on its
 # CPU, it moves to the other CPU and gets 75% (70-78: two late starts per period) there.
+# Lower bounds give up the hypervisor's steal in the interval measured (share_ok).
 . "$(dirname "$0")/lib.sh"
 need_root
 start_vsched
@@ -15,13 +16,13 @@ ctl task add "$p" --period 10ms --slice 2ms --cpu 1 >/dev/null || fail "task add
 sleep 0.3
 before=$(shares 2 "$p")
 echo "at 2ms/10ms: $before%"
-within "$before" 17 23 || fail "share before the change $before%, want 20 ± 3"
+share_ok "$before" 20 3 1 || fail "share before the change $before%, want 20 ± 3"
 
 ctl task set "$p" --period 10ms --slice 6ms >/dev/null || fail "task set refused"
 sleep 0.1
 after=$(shares 2 "$p")
 echo "after set 6ms/10ms: $after%"
-within "$after" 57 63 || fail "share after the change $after%, want 60 ± 3"
+share_ok "$after" 60 3 1 || fail "share after the change $after%, want 60 ± 3"
 ctl task list --json | grep "\"pid\": $p," | grep -q '"slice_ns": 6000000,' ||
 	fail "task list does not show the new slice"
 
@@ -33,7 +34,7 @@ grep -q "cpu 1: load" "$TMP/err" || fail "refusal does not name the CPU and load
 ctl task list --json | grep "\"pid\": $p," | grep -q '"slice_ns": 6000000,' ||
 	fail "a refused set changed the reservation"
 again=$(shares 1 "$p")
-within "$again" 57 63 || fail "share after a refused set $again%, want 60"
+share_ok "$again" 60 3 1 || fail "share after a refused set $again%, want 60"
 [ "$(ps -o pid= -p "$VSCHED_PID" | tr -d ' ')" = "$VSCHED_PID" ] || fail "vsched restarted?"
 pass "set 20% -> 60% in effect at once ($before% -> $after%), over-cap set refused"
 
@@ -48,5 +49,5 @@ ctl task set "$p" --period 10ms --window 0+4ms --window 5ms+3500us >/dev/null ||
 sleep 0.1
 moved=$(shares 2 "$p")
 [ "$(taskset -pc "$p" | sed 's/.*: //')" = 0 ] || fail "not moved to cpu 0: $(taskset -pc "$p")"
-within "$moved" 70 78 || fail "share after the move to cpu 0 $moved%, want 75 (70-78)"
+share_ok "$moved" 74 4 0 || fail "share after the move to cpu 0 $moved%, want 75 (70-78)"
 pass "moved to cpu 0 with two windows of 75 %: $moved%"

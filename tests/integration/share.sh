@@ -1,7 +1,8 @@
 #!/bin/bash
 # share.sh: several reservations on both CPUs at once each get their CPU share.
 # Outcome checked: every spin loop receives slice/period of a CPU within ±2 points, measured
-# from the kernel's schedstat over the same 4 s for all of them, and vsched reports (almost)
+# from the kernel's schedstat over the same 4 s for all of them (the lower bound gives up the
+# hypervisor's steal in those 4 s: share_ok), and vsched reports (almost)
 # no deadline misses: at most 1% of the periods served (one allowed: a 100 ms task serves ~70).
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -37,8 +38,7 @@ for spec in $specs; do
 	misses=$(task_stat "$p" misses)
 	periods=$(task_stat "$p" periods)
 	echo "pid $p cpu $cpu $slice/$period: want $want%, got $got%, misses $misses of $periods periods"
-	within "$got" "$(awk -v w="$want" 'BEGIN { print w - 2 }')" \
-		"$(awk -v w="$want" 'BEGIN { print w + 2 }')" || bad=1
+	share_ok "$got" "$want" 2 "$cpu" || bad=1
 	[ "$periods" -gt 0 ] || bad=1
 	[ $((misses * 100)) -le "$periods" ] || [ "$misses" -le 1 ] || bad=1 # ~70 periods of 100 ms: one miss is 1.4 %
 	i=$((i + 1))
