@@ -19,7 +19,7 @@
 # up to 10 min for it) and under a timeout. Do not wrap this script in that flock yourself
 # (deadlock). The whole run takes about 12 minutes. Needs root (SCHED_FIFO,
 # SCHED_DEADLINE), rt-app, jq. PARTS selects parts (default "share sleep overhead chglat
-# selftest rtapp parkcost").
+# selftest rtapp parkcost"; PARTS=none: only the report, from the raw files already in OUT_DIR).
 set -euo pipefail
 VS_SRC=$(cd "$(dirname "$0")/.." && pwd)
 VS_BIN=$(cd "${1:-${VS_BIN:-$VS_SRC/build/bin}}" && pwd)
@@ -59,7 +59,9 @@ part rtapp 240 sched_rtapp.sh rtapp.raw BENCH_SHARES="${BENCH_SHARES:-30}"
 part parkcost 120 park_cost.sh parkcost.raw
 echo "# loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine"
 
-# ---- side-by-side tables
+# ---- side-by-side tables (from whatever raw files OUT has: a part not run, or run before
+# with PARTS=none, leaves its rows empty instead of ending the report)
+set +e +o pipefail
 med() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" "$2" 2>/dev/null | tail -1; } # KEY FILE
 
@@ -98,12 +100,16 @@ o=$OUT/overhead.raw
 printf '| %-28s | %-10s | %-10s |\n' figure "8 tasks" "32 tasks"
 printf '|%s|\n' "------------------------------|------------|------------"
 printf '| %-28s | %-10s | %-10s |\n' "vsched's own CPU" "$(kv vsched8_vsched_pct "$o")" "$(kv vsched32_vsched_pct "$o")"
+printf '| %-28s | %-10s | %-10s |\n' "floor: wakes + continue (ref)" "$(kv floor4_pct "$o")" "$(kv floor16_pct "$o")"
+printf '| %-28s | %-10s | %-10s |\n' "floor: 10 ms wakes only (ref)" "$(kv floor0_pct "$o")" "$(kv floor0_pct "$o")"
 printf '| %-28s | %-10s | %-10s |\n' "vsched context switches /s" "$(kv vsched8_ctxsw_per_s "$o")" "$(kv vsched32_ctxsw_per_s "$o")"
 printf '| %-28s | %-10s | %-10s |\n' "left to other work, vsched" "$(kv vsched8_left_pct "$o")" "$(kv vsched32_left_pct "$o")"
 printf '| %-28s | %-10s | %-10s |\n' "left to other work, DEADLINE" "$(kv deadline8_left_pct "$o")" "$(kv deadline32_left_pct "$o")"
 printf '| %-28s | %-10s | %-10s |\n' "tasks' share err min,max" "$(kv vsched8_task_err_min_max "$o")" "$(kv vsched32_task_err_min_max "$o")"
 printf '| %-28s | %-10s | %-10s |\n' "vsched misses / periods" "$(kv vsched8_misses "$o")/$(kv vsched8_periods "$o")" "$(kv vsched32_misses "$o")/$(kv vsched32_periods "$o")"
 echo "idle daemon: $(kv idle_vsched_pct "$o") %; watchdog: $(kv vsched8_watchdog_pct "$o") %"
+echo "floor (bench_wake_floor, both CPUs at once): a SCHED_FIFO 99 thread per CPU that only wakes every"
+echo "10 ms and continues its N/2 stopped tasks (CPU-clock read + pidfd SIGCONT each), beside a spinner"
 
 echo
 echo "### 4. Constraint change latency (µs; bench on CPU 0, task on CPU 1)"

@@ -23,8 +23,11 @@
 # sampling): calls per second by thread kind and call, dispatcher wake-ups and context
 # switches per second, to OUT.sysN (a cost metric far less noisy than CPU %).
 # OVH_DEADLINE=0 leaves out the SCHED_DEADLINE cases.
+# The floor (reference, OVH_FLOOR=0 leaves it out): bench_wake_floor on both CPUs at once, for
+# WINDOW s, with no task and with N/2 per CPU: what a dispatcher costs here that does nothing
+# but wake every 10 ms and continue its stopped tasks (floorK_pct, K tasks per CPU).
 # Output (OUT, default $TMP/overhead.raw): key=value lines, one group per case.
-# Bounded: about 80 s (about 2 min more with BENCH_PROFILE, 2 SYSCALL_WINDOW + 2 s more per
+# Bounded: about 80 s plus 3 WINDOW for the floor (about 2 min more with BENCH_PROFILE, 2 SYSCALL_WINDOW + 2 s more per
 # case with BENCH_SYSCALLS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -226,10 +229,31 @@ case_deadline() { # N
 	stop_all "${tasks[@]}" "${BG[@]}"
 }
 
+# case_floor K: the floor of this design here (bench_wake_floor): on each CPU at once, a
+# SCHED_FIFO 99 thread that wakes every 10 ms and continues K stopped tasks (a CPU-clock read
+# and a pidfd SIGCONT each), beside a SCHED_OTHER spinner. floorK_pct: both threads' CPU, %
+# of one CPU (K = 0: the wake-ups alone).
+case_floor() {
+	local k=$1 c pids=()
+	for c in 0 1; do
+		"$VS_BIN/bench_wake_floor" -c "$c" -p 10000 -k "$k" -d "$WINDOW" >"$TMP/floor.$c" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	cat "$TMP/floor.0" "$TMP/floor.1" >&2
+	echo "floor${k}_pct=$(cat "$TMP/floor.0" "$TMP/floor.1" |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^pct=/) s += substr($i, 5) } END { printf "%.3f", s }')" |
+		tee -a "$OUT"
+}
+
 idle=$("$VS_BIN/bench_share" -d 5 "$VSCHED_PID" | awk 'NR == 1 { print $4 }')
 echo "idle_vsched_pct=$idle" | tee -a "$OUT"
 for n in $CASES; do
 	case_vsched "$n"
 	[ "${OVH_DEADLINE:-1}" = 0 ] || case_deadline "$n"
 done
+if [ "${OVH_FLOOR:-1}" != 0 ]; then
+	case_floor 0
+	for n in $CASES; do case_floor $((n / 2)); done
+fi
 echo "# $(machine_note)" >>"$OUT"
