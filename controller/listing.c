@@ -156,7 +156,9 @@ static void fill_job(const struct ctld *d, const struct job *jb, struct padm_job
 	o->nranks = jb->nranks;
 	o->target_milli = (int32_t)lround(jc->target_pct * 1000);
 	o->current_pct = finite_or_nan(jc->loop.last_rate_pct);
-	o->err_pct = finite_or_nan(jc->target_pct > 0 ? jc->loop.last_err_pct : NAN);
+	/* against the target now: the last evaluation's error is against the target then */
+	o->err_pct =
+	    finite_or_nan(jc->target_pct > 0 ? jc->loop.last_rate_pct - jc->target_pct : NAN);
 	o->r_max = isfinite(jc->loop.r_max) ? jc->loop.r_max : 0;
 	o->eps_pct = jc->set.eps_pct;
 	o->period = jb->commit.period;

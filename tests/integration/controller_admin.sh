@@ -135,5 +135,11 @@ sleep 0.2
 [ "$(job_field jobC current_pct)" = 10 ] && [ "$(job_field jobC err_pct)" = -20 ] ||
 	ctld_fail "jobC rate: $(actl job show jobC --json)"
 pass "control loop: reports at 10 % for a 30 % target -> period 100 -> 98 -> 96 ms in vsched, U kept at 30 %"
+# A new target before the next report: ERR is the last rate against the target now (it
+# showed the last evaluation's error against the old one: +0.9 for a job at 20.9 % of 40 %).
+actl rate jobC 40 >/dev/null || ctld_fail "rate jobC 40 refused"
+[ "$(job_field jobC current_pct)" = 10 ] && [ "$(job_field jobC err_pct)" = -30 ] ||
+	ctld_fail "jobC after rate 40: $(actl job show jobC --json)"
+pass "a new target: ERR at once against it (10 % of 40 %: -30)"
 
 ctld_check_clean
