@@ -27,8 +27,8 @@
 # WINDOW s, with no task and with N/2 per CPU: what a dispatcher costs here that does nothing
 # but wake every 10 ms and continue its stopped tasks (floorK_pct, K tasks per CPU).
 # Output (OUT, default $TMP/overhead.raw): key=value lines, one group per case.
-# Bounded: about 80 s plus 3 WINDOW for the floor (about 2 min more with BENCH_PROFILE, 2 SYSCALL_WINDOW + 2 s more per
-# case with BENCH_SYSCALLS).
+# Bounded: about 80 s, plus 3 WINDOW (at most 60 s each) for the floor (about 2 min more with
+# BENCH_PROFILE, 2 SYSCALL_WINDOW + 2 s more per case with BENCH_SYSCALLS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sched_lib.sh
@@ -236,7 +236,7 @@ case_deadline() { # N
 case_floor() {
 	local k=$1 c pids=()
 	for c in 0 1; do
-		"$VS_BIN/bench_wake_floor" -c "$c" -p 10000 -k "$k" -d "$WINDOW" >"$TMP/floor.$c" &
+		"$VS_BIN/bench_wake_floor" -c "$c" -p 10000 -k "$k" -d "$((WINDOW < 60 ? WINDOW : 60))" >"$TMP/floor.$c" &
 		pids+=($!)
 	done
 	wait "${pids[@]}"

@@ -240,14 +240,12 @@ within() { awk -v v="$1" -v l="$2" -v h="$3" 'BEGIN { exit !(v >= l && v <= h) }
 # task, not to vsched (a CI run measured 19.1 % and 56.4 % for 20 % and 60 % reservations).
 # Says so on stderr when steal widened the bound.
 share_ok() {
-	local st
-	st=$(awk -v c="cpu${4:-}" '$1 == c || c == "cpu" { if ($2 > m) m = $2 } END { print m + 0 }' \
-		"$TMP/steal" 2>/dev/null || echo 0)
-	awk -v st="$st" -v c="${4:+cpu $4}" 'BEGIN {
-		if (st >= 0.5) printf "(steal on %s: %.1f %% in that interval)\n", c == "" ? "any cpu" : c, st
-	}' >&2
-	awk -v v="$1" -v w="$2" -v t="$3" -v st="$st" \
-		'BEGIN { exit !(v >= w * (1 - st / 100) - t && v <= w + t) }'
+	awk -v v="$1" -v w="$2" -v t="$3" -v c="${4:-}" '$1 == "cpu" c || c == "" { if ($2 > st) st = $2 }
+	END {
+		if (st >= 0.5)
+			printf "(steal on %s: %.1f %% in that interval)\n", c == "" ? "any cpu" : "cpu " c, st >"/dev/stderr"
+		exit !(v >= w * (1 - st / 100) - t && v <= w + t)
+	}' "$TMP/steal"
 }
 
 # policy_of PID: scheduling policy name of PID's main thread (chrt -p).
