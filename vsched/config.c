@@ -21,7 +21,8 @@
 
 static const char *const park_names[] = {"stop", "idle", NULL};                /* enum vsp_park */
 static const char *const placement_names[] = {"worst-fit", "first-fit", NULL}; /* rule */
-static const char *const stop_names[] = {"auto", "freezer", "signal", NULL};   /* stop_method */
+static const char *const stop_names[] = {"auto", "freezer", "signal", "freezer-v2",
+                                         NULL};                     /* enum stop_method */
 static const char *const perf_names[] = {"off", "auto", NULL};      /* perf_events: bool */
 static const char *const selftest_names[] = {"off", "start", NULL}; /* selftest: bool */
 
@@ -188,7 +189,8 @@ static const struct cfg_key keys[] = {
      "most tasks managed on this node", NULL, NULL, NULL, NULL, NULL, NULL},
     {"stop_method", CFG_ENUM, F(stop_method), "\"auto\"", 0, 0, stop_names,
      "how `stop` parks (auto: the cgroup freezer if usable, else signals; freezer: refuse to "
-     "start without one; signal: SIGSTOP/SIGCONT)",
+     "start without one; signal: SIGSTOP/SIGCONT; freezer-v2: the cgroup v2 freezer even "
+     "where a v1 one is mounted, or refuse to start)",
      NULL, NULL, NULL, NULL, NULL, NULL},
     {"perf_events", CFG_ENUM, F(perf_events), "\"auto\"", 0, 0, perf_names,
      "perf task-clock counters end budgets and see wake-ups where the kernel allows (off: "

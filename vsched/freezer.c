@@ -3,8 +3,9 @@
  * unpark per process, whatever its number of threads.
  *
  * Why: SIGSTOP/SIGCONT wake every thread of a process (each must enter the group stop
- * itself), and that CPU is charged to the reservation; a frozen thread that was asleep is
- * never woken (the kernel moves a freezable sleep straight to TASK_FROZEN and back) and a
+ * itself), and that CPU is charged to the reservation; with the v1 freezer a frozen thread
+ * that was asleep is never woken (the kernel moves a freezable sleep straight to
+ * TASK_FROZEN and back; the v2 freezer wakes it at freeze and thaw, as signals do), and a
  * wake-up that arrives while frozen is kept for the thaw. Measured here: ~4-5 µs per write,
  * the same as one signal.
  *
@@ -100,6 +101,22 @@ int freezer_find(struct freezer *fz, int kind)
 	return fz->kind == kind ? 0 : -1;
 }
 
+char *freezer_cgroup_path(int kind, char *line)
+{
+	char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+	if (!c2)
+		return NULL;
+	*c2 = '\0';
+	/* v2: "0::PATH" (hierarchy 0, no controllers); v1: "N:...freezer...:PATH" */
+	bool hit = kind == FREEZER_V2 ? c1 == line + 1 && line[0] == '0' && c1 + 1 == c2
+	                              : strstr(c1 + 1, "freezer") != NULL;
+	if (!hit)
+		return NULL;
+	c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+	return c2 + 1;
+}
+
 /*
  * The cgroup of pid in the hierarchy of fz, as a directory path, into buf. Returns 0, or -1
  * when pid is gone or not below the mount's root.
@@ -114,20 +131,11 @@ static int cgroup_dir(const struct freezer *fz, pid_t pid, char *buf, size_t len
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	while (!p && fgets(line, sizeof(line), f)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		bool hit = fz->kind == FREEZER_V2 ? strcmp(line, "0") == 0 && c1 + 1 == c2
-		                                  : strstr(c1 + 1, "freezer") != NULL;
-		if (hit)
-			p = c2 + 1;
-	}
+	while (!p && fgets(line, sizeof(line), f))
+		p = freezer_cgroup_path(fz->kind, line);
 	fclose(f);
 	if (!p)
 		return -1;
-	p[strcspn(p, "\n")] = '\0';
 	if (strncmp(p, fz->mroot, rl) != 0 || (p[rl] != '/' && p[rl] != '\0'))
 		return -1;
 	if ((size_t)snprintf(buf, len, "%s%s", fz->mnt, p + rl) >= len)

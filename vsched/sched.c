@@ -118,7 +118,9 @@ void sched_attach_watchdog(struct sched *s, struct watchdog *wd)
 
 /*
  * How `stop` parks (config stop_method): a cgroup freezer — v1 when a v1 freezer hierarchy
- * is mounted, else v2 — or signals. "freezer" refuses to start without one.
+ * is mounted, else v2 — or signals. "freezer" refuses to start without one; "freezer-v2"
+ * takes the v2 one even where a v1 hierarchy is mounted, and refuses to start without it
+ * (the v2 freezer is what a machine with only cgroup v2, a stock Debian 12, uses).
  */
 static int stop_setup(struct sched *s, char *why, size_t whylen)
 {
@@ -126,7 +128,7 @@ static int stop_setup(struct sched *s, char *why, size_t whylen)
 	s->fz.sentinel_fd = -1;
 	if (s->cfg.stop_method == STOP_SIGNAL)
 		return 0;
-	if (freezer_find(&s->fz, FREEZER_V1) < 0)
+	if (s->cfg.stop_method == STOP_FREEZER_V2 || freezer_find(&s->fz, FREEZER_V1) < 0)
 		freezer_find(&s->fz, FREEZER_V2);
 	if (s->fz.kind != FREEZER_NONE && freezer_sentinel_start(&s->fz) < 0) {
 		log_warn("freezer %s: cannot freeze a sentinel cgroup", s->fz.mnt);
@@ -134,6 +136,11 @@ static int stop_setup(struct sched *s, char *why, size_t whylen)
 	}
 	if (s->fz.kind == FREEZER_NONE && s->cfg.stop_method == STOP_FREEZER) {
 		snprintf(why, whylen, "stop_method \"freezer\": no usable cgroup freezer here");
+		return -1;
+	}
+	if (s->fz.kind == FREEZER_NONE && s->cfg.stop_method == STOP_FREEZER_V2) {
+		snprintf(why, whylen,
+		         "stop_method \"freezer-v2\": no usable cgroup v2 freezer here");
 		return -1;
 	}
 	log_info("stop parking: %s%s%s", vsp_stop_name(sched_stop_method(s)),

@@ -43,9 +43,10 @@ struct perf_event_mmap_page; /* <linux/perf_event.h>: a perfwatch enforcer's rec
 
 /* How `stop` parking is done (config stop_method; the result is per daemon). */
 enum stop_method {
-	STOP_AUTO = 0,    /* config only: the freezer if one is usable, else signals */
-	STOP_FREEZER = 1, /* config only: the freezer, refuse to start without one */
-	STOP_SIGNAL = 2,  /* SIGSTOP/SIGCONT (one per process, plus one per other thread) */
+	STOP_AUTO = 0,       /* config only: the freezer if one is usable, else signals */
+	STOP_FREEZER = 1,    /* config only: the freezer, refuse to start without one */
+	STOP_SIGNAL = 2,     /* SIGSTOP/SIGCONT (one per process, plus one per other thread) */
+	STOP_FREEZER_V2 = 3, /* config only: the cgroup v2 freezer, refuse to start without */
 };
 
 /* A cgroup freezer hierarchy (freezer.c). */
@@ -411,6 +412,11 @@ int placement_pick_ok(const bool *ok, const double *key, int n, int rule);
 /* freezer.c — API thread and guardian, except freezer_set */
 /* Finds the mount of a FREEZER_V1 or FREEZER_V2 hierarchy. Returns 0, or -1 (fz->kind NONE). */
 int freezer_find(struct freezer *fz, int kind);
+/*
+ * The cgroup path of a /proc/PID/cgroup line ("ID:CONTROLLERS:PATH\n") when the line is of
+ * hierarchy kind (v2: "0::PATH"; v1: controllers naming freezer), else NULL. Cuts line.
+ */
+char *freezer_cgroup_path(int kind, char *line);
 /* v1: creates and freezes the sentinel cgroup of this process (see freezer.c). 0 or -errno. */
 int freezer_sentinel_start(struct freezer *fz);
 /* v1: thaws and removes the sentinel of vsched process owner (vsched's exit, the guardian). */

@@ -114,7 +114,8 @@ guardian_of() {
 # one_run SIG: vsched + 3 tasks, end vsched with SIG, measure the restore. SIG KILLG: first
 # SIGKILL the guardian, wait for vsched to start a new one (watchdog_check), then SIGKILL vsched.
 one_run() {
-	local sig=$1 label=$1 i t0 us g g2 gus by comm status=0 method=auto parking
+	local sig=$1 label=$1 i t0 us g g2 gus by comm status=0 parking
+	local method=${VS_TEST_STOP_METHOD:-auto}
 	TASKS=() ORIG=() ORIG_CG=()
 	: >"$TMP/vsched.log"
 	if [ "$sig" = KILLSIG ]; then
@@ -176,7 +177,7 @@ one_run() {
 	if [ "$method" = signal ] && [ "$parking" != signal ]; then
 		fail "$label: stop_method signal, but A is in $F"
 	fi
-	if [ "$method" = auto ] && [ "$parking" = signal ] &&
+	if [ "$method" != signal ] && [ "$parking" = signal ] &&
 		grep -q 'stop parking: freezer' "$TMP/vsched.log"; then
 		fail "$label: vsched uses a freezer but A is not in a cgroup of its own ($F)"
 	fi

@@ -17,7 +17,7 @@
 need_root
 grep -Eq ' - cgroup .*freezer| - cgroup2 ' /proc/self/mountinfo || skip "no cgroup freezer"
 
-write_config 'stop_method = "freezer";' 'perf_events = "off";'
+write_config "stop_method = \"${VS_TEST_STOP_METHOD:-freezer}\";" 'perf_events = "off";'
 start_vsched
 grep -q 'stop parking: freezer' "$TMP/vsched.log" || fail "vsched does not park through the freezer"
 

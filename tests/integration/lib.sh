@@ -102,8 +102,14 @@ need_root() {
 
 # write_config [extra libconfig lines...]: $TMP/vsched.conf for CPUs 0 and 1. The start-up
 # self-test is off unless a line sets `selftest` (it would hold a CPU for a few seconds).
+# VS_TEST_STOP_METHOD (e.g. freezer-v2): that stop_method unless a line sets one (to run the
+# tests on the other parking mechanism of a machine that has both).
 write_config() {
 	{
+		case " $* " in *stop_method*) ;; *)
+			[ -z "${VS_TEST_STOP_METHOD:-}" ] ||
+				echo "stop_method = \"$VS_TEST_STOP_METHOD\";" ;;
+		esac
 		echo 'cpus = [0, 1];'
 		echo 'utilization_cap = 0.9;'
 		echo 'min_period = "1ms";'
@@ -218,7 +224,8 @@ share() {
 }
 
 # freezer_of PID: F = the process's line of the v1 freezer hierarchy in /proc/PID/cgroup (the
-# cgroup2 line "0::..." only when there is no v1 freezer), "" if none. Builtins only.
+# cgroup2 line "0::..." when there is no v1 freezer, or when VS_TEST_STOP_METHOD is
+# freezer-v2), "" if none. Builtins only.
 freezer_of() {
 	local l v2=
 	F=
@@ -228,7 +235,7 @@ freezer_of() {
 		0::*) v2=$l ;;
 		esac
 	done <"/proc/$1/cgroup" 2>/dev/null || true
-	[ -n "$F" ] || F=$v2
+	[ -n "$F" ] && [ "${VS_TEST_STOP_METHOD:-}" != freezer-v2 ] || F=$v2
 }
 
 # within VALUE LOW HIGH: true when LOW <= VALUE <= HIGH (floats).
