@@ -23,8 +23,11 @@
  *
  * Output, one line on stdout at the end:
  *   jobs=N misses=M miss_pct=X resp_med_us=.. resp_p99_us=.. late_max_us=.. wake_med_us=..
- *   cpu_win_max_us=.. cpu_win_p99_us=.. cpu_pct=..
- * resp = end - release; wake = first instruction after the timer - release; cpu_win_max =
+ *   cpu_win_max_us=.. cpu_win_p99_us=.. cpu_pct=.. held=H held_pct=Y
+ * resp = end - release; wake = first instruction after the timer - release; held = misses
+ * of jobs that woke within PERIOD/10 of their release: missed while they could run, not
+ * because they started late (a late timer, or the job before still running: one miss of an
+ * absolute-timer job makes the next ones start late); cpu_win_max =
  * the most CPU the job thread received in any PERIOD-long stretch of wall time (a lower
  * bound from the chunk ends, at most one chunk short: the bandwidth a reservation let
  * through); cpu_win_p99 = the 99th percentile of such stretches; cpu_pct = the job thread's CPU
@@ -277,7 +280,7 @@ int main(int argc, char **argv)
 	mono_ns count_from = now + o.warmup;
 	size_t cap = (size_t)(o.secs * NSEC_PER_SEC / (double)o.period) + 2, n = 0;
 	uint64_t *resp = calloc(cap, sizeof(*resp)), *wake = calloc(cap, sizeof(*wake));
-	uint64_t misses = 0, late_max = 0, cpu0 = 0;
+	uint64_t misses = 0, held = 0, late_max = 0, cpu0 = 0;
 	mono_ns wall0 = 0;
 
 	if (!resp || !wake)
@@ -301,6 +304,7 @@ int main(int argc, char **argv)
 		wake[n] = w - rel;
 		if (end - rel > o.period) {
 			misses++;
+			held += w - rel <= o.period / 10;
 			if (end - rel - o.period > late_max)
 				late_max = end - rel - o.period;
 		}
@@ -318,10 +322,11 @@ int main(int argc, char **argv)
 	                     : 0.0;
 	printf("jobs=%zu misses=%llu miss_pct=%.2f resp_med_us=%.1f resp_p99_us=%.1f "
 	       "late_max_us=%.1f wake_med_us=%.1f cpu_win_max_us=%.1f cpu_win_p99_us=%.1f "
-	       "cpu_pct=%.2f\n",
+	       "cpu_pct=%.2f held=%llu held_pct=%.2f\n",
 	       n, (unsigned long long)misses, n ? 100.0 * (double)misses / (double)n : 0.0,
 	       pct_us(resp, n, 50), pct_us(resp, n, 99), (double)late_max / 1e3,
-	       pct_us(wake, n, 50), (double)cw / 1e3, cw99, cpu_pct);
+	       pct_us(wake, n, 50), (double)cw / 1e3, cw99, cpu_pct, (unsigned long long)held,
+	       n ? 100.0 * (double)held / (double)n : 0.0);
 	free(resp);
 	free(wake);
 	return 0;

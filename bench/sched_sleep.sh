@@ -84,10 +84,12 @@ for rep in $(seq 1 "${SLEEP_REPEAT:-1}"); do
 done
 echo "# $(machine_note)" >>"$OUT"
 
-# Summary: worst and median miss % over the phases, per side and period (repeats summed).
-printf '%-20s %-7s %-9s %-9s %s\n' SIDE PERIOD "MISS% MAX" "MISS% MED" "per phase"
-awk -f "$here/sleep_aggregate.awk" "$OUT" | awk '$1 == "sleep" {
-	split($5, a, "="); split($7, m, "="); k = $2 " " $3
+# Summary: worst and median miss % over the phases, per side and period (repeats summed);
+# then the same for held misses (jobs that woke on time and still missed, bench_periodic).
+summary() { # COLUMN LABEL: column of sleep_aggregate's line (7 miss_pct, 10 held_pct)
+	printf '%-20s %-7s %-9s %-9s %s\n' SIDE PERIOD "$2 MAX" "$2 MED" "per phase"
+	awk -f "$here/sleep_aggregate.awk" "$OUT" | awk -v col="$1" '$1 == "sleep" {
+	split($col, m, "="); k = $2 " " $3
 	v[k] = v[k] " " $4 "%:" m[2]; if (m[2] != "-") { n[k]++; s[k, n[k]] = m[2]; if (m[2] + 0 > mx[k] + 0 || mx[k] == "") mx[k] = m[2] } }
 END { for (k in v) { split(k, kk, " ")
 	# median by insertion sort
@@ -95,3 +97,6 @@ END { for (k in v) { split(k, kk, " ")
 	for (i = 2; i <= c; i++) { t = x[i]; j = i - 1; while (j >= 1 && x[j] > t) { x[j + 1] = x[j]; j-- } x[j + 1] = t }
 	med = c ? (c % 2 ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2) : "-"
 	printf "%-20s %-7s %-9s %-9s%s\n", kk[1], kk[2] / 1000 "ms", mx[k] == "" ? "-" : mx[k], med, v[k] } }' | sort
+}
+summary 7 MISS%
+summary 10 HELD%
