@@ -395,10 +395,11 @@ static int take_over(struct sched *s, struct task **tp, char *why, size_t whylen
 }
 
 /*
- * The perfwatch counters t uses on CPU index idx: an enforcer for a single-threaded `stop`
- * task, a detector on every thread (owned by that CPU's dispatcher). A counter that cannot
- * be opened is logged once and left out: that task's budget ends and wake-ups are then
- * timed and polled by its dispatcher.
+ * The perfwatch counters t uses on CPU index idx: an enforcer for a `stop` task (on its
+ * cgroup when that is a v2 one, task_set_cgroup_enforcer; else on its thread while it is
+ * single-threaded), a detector on every thread (owned by that CPU's dispatcher). A counter
+ * that cannot be opened is logged once and left out: that task's budget ends and wake-ups
+ * are then timed and polled by its dispatcher.
  */
 static void watch_perf(struct sched *s, struct task *t, int idx)
 {
@@ -407,7 +408,8 @@ static void watch_perf(struct sched *s, struct task *t, int idx)
 
 	if (!s->perf)
 		return;
-	if (t->park == VSP_PARK_STOP && t->threads->n == 1 && t->enf_fd < 0) {
+	if (!task_set_cgroup_enforcer(t) && t->park == VSP_PARK_STOP && t->threads->n == 1 &&
+	    t->enf_fd < 0) {
 		t->enf_fd = perfwatch_enforcer(t->pid, &t->enf_page);
 		if (t->enf_fd < 0 && !warned) {
 			warned = true;

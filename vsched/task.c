@@ -113,7 +113,11 @@ static void threads_free(struct task_threads *th)
 	for (uint32_t i = 0; th->det && i < th->n; i++)
 		if (th->det[i] >= 0)
 			close(th->det[i]);
+	for (uint32_t i = 0; th->stop && i < th->n; i++)
+		if (th->stop[i] >= 0)
+			close(th->stop[i]);
 	free(th->det);
+	free(th->stop);
 	free(th);
 }
 
@@ -147,6 +151,8 @@ int task_open(pid_t pid, struct task **out, char *why, size_t whylen)
 	t->wd_slot = -1;
 	t->freeze_fd = -1;
 	t->enf_fd = -1;
+	t->enf_cpu = -1;
+	t->cg_fd = -1;
 	t->pidfd = sys_pidfd_open(pid);
 	if (t->pidfd < 0) {
 		err = errno;
@@ -204,6 +210,8 @@ void task_close(struct task **tp)
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	perfwatch_close(&t->enf_fd, &t->enf_page);
+	if (t->cg_fd >= 0)
+		close(t->cg_fd);
 	if (t->freeze_fd >= 0)
 		close(t->freeze_fd);
 	free(t->cg_dir);
@@ -343,6 +351,9 @@ int task_restore(struct task *t, const struct freezer *fz)
 
 	/* No enforcer may stop it after the SIGCONT below (close waits for a pending one). */
 	perfwatch_close(&t->enf_fd, &t->enf_page);
+	for (uint32_t i = 0; t->threads->stop && i < t->threads->n; i++)
+		if (t->threads->stop[i] >= 0)
+			perfwatch_disarm(t->threads->stop[i]);
 	if (task_has_exited(t)) {
 		task_release_cgroup(t, fz);
 		return -ESRCH;
@@ -393,6 +404,13 @@ int task_release_cgroup(struct task *t, const struct freezer *fz)
 
 	if (!t->cg_dir)
 		return 0;
+	if (t->enf_cgroup) { /* it counts the cgroup: nothing to stop once the task leaves */
+		perfwatch_close(&t->enf_fd, &t->enf_page);
+		t->enf_cgroup = false;
+	}
+	if (t->cg_fd >= 0)
+		close(t->cg_fd);
+	t->cg_fd = -1;
 	rc = freezer_release(fz, t->cg_dir);
 	if (rc)
 		log_warnx("pid %d: cannot remove freezer cgroup %s: %s%s", (int)t->pid, t->cg_dir,
@@ -537,26 +555,66 @@ static void adopt_started(struct task *t, struct task_threads *th, const struct 
 }
 
 /*
- * Gives th the detectors of its threads: the old list's (dup'ed: each list closes its own)
- * or new ones owned by the dispatcher thread owner. A thread whose detector cannot be
- * opened gets -1 (its wake-ups are then seen by the dispatcher's samples only).
+ * Thread tid's counter in old (fds: old's det or stop, or NULL), dup'ed (each list closes
+ * its own); -1 if it has none. *j: a cursor into old, as tid ascends.
+ */
+static int dup_counter(const struct task_threads *old, const int *fds, uint32_t *j, pid_t tid)
+{
+	while (*j < old->n && old->tid[*j] < tid)
+		(*j)++;
+	if (!fds || *j >= old->n || old->tid[*j] != tid || fds[*j] < 0)
+		return -1;
+	return fcntl(fds[*j], F_DUPFD_CLOEXEC, 3);
+}
+
+/*
+ * Gives th the detectors of its threads: the old list's or new ones owned by the
+ * dispatcher thread owner. A thread whose detector cannot be opened gets -1 (its wake-ups
+ * are then seen by the dispatcher's samples only).
  */
 static void give_detectors(struct task_threads *th, const struct task_threads *old, pid_t owner)
 {
-	uint32_t i, j = 0;
+	uint32_t j = 0;
 
 	th->det = malloc(th->n * sizeof(int));
 	if (!th->det)
 		fatal("task: out of memory");
-	for (i = 0; i < th->n; i++) {
-		while (j < old->n && old->tid[j] < th->tid[i])
-			j++;
-		if (old->det && j < old->n && old->tid[j] == th->tid[i] && old->det[j] >= 0)
-			th->det[i] = fcntl(old->det[j], F_DUPFD_CLOEXEC, 3);
-		else
+	for (uint32_t i = 0; i < th->n; i++) {
+		th->det[i] = dup_counter(old, old->det, &j, th->tid[i]);
+		if (th->det[i] < 0)
 			th->det[i] = perfwatch_open(th->tid[i], false, owner, VS_SIG_NOTIFY);
 		if (th->det[i] < 0)
 			th->det[i] = -1;
+	}
+}
+
+/*
+ * Gives th the cgroup enforcer counters of its threads (t->enf_cgroup): the old list's
+ * (dup'ed) when keep and the thread had one, else new ones, disabled (the dispatcher arms
+ * them all together at a new list). The leader's entry is t->enf_fd's (-1 here). A counter
+ * that cannot be opened is -1: that thread, when it is the one running at the overflow,
+ * is stopped late (the others' SIGSTOPs wake their threads to stop the process).
+ */
+static void give_stoppers(const struct task *t, struct task_threads *th,
+                          const struct task_threads *old, bool keep)
+{
+	uint32_t j = 0;
+
+	th->stop = malloc(th->n * sizeof(int));
+	if (!th->stop)
+		fatal("task: out of memory");
+	for (uint32_t i = 0; i < th->n; i++) {
+		th->stop[i] = dup_counter(old, keep ? old->stop : NULL, &j, th->tid[i]);
+		if (th->tid[i] == t->pid) {
+			if (th->stop[i] >= 0)
+				close(th->stop[i]);
+			th->stop[i] = -1;
+		} else if (th->stop[i] < 0) {
+			th->stop[i] =
+			    perfwatch_cgroup_stopper(t->cg_fd, t->enf_cpu, th->tid[i], t->enf_fd);
+		}
+		if (th->stop[i] < 0)
+			th->stop[i] = -1;
 	}
 }
 
@@ -608,6 +666,8 @@ int task_refresh_threads(struct task *t, pid_t det_owner)
 	pin_new(t, th, old);
 	if (det_owner > 0)
 		give_detectors(th, old, det_owner);
+	if (t->enf_cgroup)
+		give_stoppers(t, th, old, true);
 	publish_threads(t, th);
 	return 1;
 }
@@ -628,8 +688,55 @@ int task_set_detectors(struct task *t, pid_t det_owner)
 		fatal("task: out of memory");
 	memcpy(th, old, sizeof(*th) + old->n * sizeof(pid_t));
 	th->det = NULL;
+	th->stop = NULL;
 	if (det_owner > 0)
 		give_detectors(th, old, det_owner);
+	if (t->enf_cgroup)
+		give_stoppers(t, th, old, true);
+	publish_threads(t, th);
+	return 1;
+}
+
+int task_set_cgroup_enforcer(struct task *t)
+{
+	static bool warned;
+	const struct task_threads *old = t->threads;
+	struct task_threads *th;
+	int fd;
+
+	if (t->park != VSP_PARK_STOP || t->stop_kind != FREEZER_V2 || !t->cg_dir)
+		return 0;
+	if (t->enf_cgroup && t->enf_cpu == t->cpu)
+		return 1;
+	if (t->cg_fd < 0)
+		t->cg_fd = open(t->cg_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (t->enf_fd >= 0) { /* moved: counted on the old CPU, and it may have stopped it */
+		perfwatch_close(&t->enf_fd, &t->enf_page);
+		t->run.enf_on = false;
+		t->run.enf.armed = false;
+		t->run.enf_head = 0;
+		t->run.cont_after = ENF_CONT_JOBS;
+	}
+	fd = t->cg_fd < 0 ? -errno
+	                  : perfwatch_enforcer_cgroup(t->cg_fd, t->cpu, t->pid, &t->enf_page);
+	t->enf_cgroup = fd >= 0;
+	if (fd < 0) {
+		if (!warned)
+			log_warnx("pid %d: no perf counter on its cgroup (%s): budget ends of "
+			          "multi-threaded tasks are timed",
+			          (int)t->pid, strerror(-fd));
+		warned = true;
+		return 0;
+	}
+	t->enf_fd = fd;
+	t->enf_cpu = t->cpu;
+	th = malloc(sizeof(*th) + old->n * sizeof(pid_t));
+	if (!th)
+		fatal("task: out of memory");
+	memcpy(th, old, sizeof(*th) + old->n * sizeof(pid_t));
+	th->stop = NULL;
+	th->det = NULL; /* (watch_perf gives detectors next: task_set_detectors) */
+	give_stoppers(t, th, old, false);
 	publish_threads(t, th);
 	return 1;
 }

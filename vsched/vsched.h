@@ -36,9 +36,10 @@ struct perf_event_mmap_page; /* <linux/perf_event.h>: a perfwatch enforcer's rec
 #include "timeutil.h"
 
 #define VS_MAX_CPUS      64
-#define VS_PRIO_DISPATCH 99       /* dispatchers, API thread, ZeroMQ I/O thread, watchdog */
-#define VS_PRIO_RAISED   98       /* the task entitled to its CPU right now */
-#define TASK_PEND_MAX    16       /* new threads of one task awaiting adoption (more wait longer) */
+#define VS_PRIO_DISPATCH 99 /* dispatchers, API thread, ZeroMQ I/O thread, watchdog */
+#define VS_PRIO_RAISED   98 /* the task entitled to its CPU right now */
+#define TASK_PEND_MAX    16 /* new threads of one task awaiting adoption (more wait longer) */
+#define ENF_CONT_JOBS    3  /* jobs a task is continued at after its enforcer stopped watching */
 #define VS_SIG_NOTIFY    SIGRTMIN /* perfwatch detectors -> dispatcher (interrupts its wait) */
 
 /* How `stop` parking is done (config stop_method; the result is per daemon). */
@@ -89,13 +90,15 @@ struct sched_saved {
 
 /*
  * Thread ids of a task, published with RCU by the API thread. det[i] is thread tid[i]'s
- * perfwatch detector (-1: none); the list owns them and closes them when it is freed.
+ * perfwatch detector (-1: none), stop[i] its cgroup enforcer's counter (the task's
+ * enf_fd for the leader, -1: none); the list owns them and closes them when it is freed.
  */
 struct task_threads {
 	uint64_t gen; /* increases with every new list of a task (never reused: no ABA) */
 	uint32_t n;
 	struct rcu_head rcu;
 	int *det;    /* n entries, or NULL when the task has no detectors */
+	int *stop;   /* n entries, or NULL when the task has no cgroup enforcer */
 	pid_t tid[]; /* ascending */
 };
 
@@ -160,6 +163,7 @@ struct task_run {
 	mono_ns cont_job;      /* release of the job it was last continued for */
 	uint32_t cont_after;   /* jobs still to get a SIGCONT (its enforcer stopped watching) */
 	uint64_t det_threads;  /* task_threads.gen the detectors were armed on */
+	uint64_t enf_threads;  /* task_threads.gen a cgroup enforcer's counters were armed on */
 };
 
 /* Counters written by the dispatcher (relaxed atomics), read by the API thread. */
@@ -182,8 +186,16 @@ struct task {
 	uint8_t park;       /* enum vsp_park */
 	int stop_kind;      /* `stop` parking: FREEZER_V1/V2 (freeze_fd), else signals */
 	int freeze_fd;      /* state file of the task's freezer cgroup, -1 if none */
-	int enf_fd;         /* perfwatch enforcer on the leader (single-threaded stop), -1 */
+	int enf_fd;         /* perfwatch enforcer (stop tasks), -1: none */
 	struct perf_event_mmap_page *enf_page; /* its records (perfwatch_fired), or NULL */
+	/*
+	 * enf_fd is the leader's counter of a cgroup enforcer (perfwatch.c): the other threads'
+	 * are task_threads.stop; counted on enf_cpu, on the cgroup open as cg_fd. Else enf_fd
+	 * is on the leader thread and enforces the task while it is single-threaded.
+	 */
+	bool enf_cgroup;
+	int enf_cpu;
+	int cg_fd;
 	char *cg_dir; /* its freezer cgroup (freezer_attach), NULL if none */
 	struct sched_saved saved;
 	int wd_slot; /* watchdog slot, -1 if none */
@@ -484,6 +496,14 @@ int perfwatch_disarm(int fd);
  * buffers, perf_event_mlock_kb, without CAP_IPC_LOCK).
  */
 int perfwatch_enforcer(pid_t pid, struct perf_event_mmap_page **page);
+/*
+ * A counter on the cgroup v2 open as cg_fd, counting on CPU cpu, whose overflow sends
+ * SIGSTOP to thread tid and writes its record into the ring of records_fd (a
+ * perfwatch_enforcer_cgroup on the same CPU); disabled until armed. Returns the fd or -errno.
+ */
+int perfwatch_cgroup_stopper(int cg_fd, int cpu, pid_t tid, int records_fd);
+/* The same with its records mapped at *page (the leader's: perfwatch_fired). */
+int perfwatch_enforcer_cgroup(int cg_fd, int cpu, pid_t tid, struct perf_event_mmap_page **page);
 /* Closes an enforcer (or a counter without a page) and sets *fd = -1, *page = NULL. */
 void perfwatch_close(int *fd, struct perf_event_mmap_page **page);
 /*
@@ -555,6 +575,13 @@ int task_refresh_threads(struct task *t, pid_t det_owner);
  * new list when that changes anything. Returns 1 published, 0.
  */
 int task_set_detectors(struct task *t, pid_t det_owner);
+/*
+ * Opens t's cgroup enforcer on its CPU (t->enf_cgroup: its cgroup is a v2 one), or again
+ * after a move to another CPU, and publishes a thread list whose threads have their
+ * counters and no detectors (task_set_detectors next). Returns 1 when it has one, 0 when
+ * not (logged once). Before t is published to a dispatcher only.
+ */
+int task_set_cgroup_enforcer(struct task *t);
 /*
  * Dispatcher-safe (syscalls only; no allocation, logging or locks). They return 0 or
  * -errno (-ESRCH: the process is gone).
