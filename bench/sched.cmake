@@ -1,6 +1,6 @@
 # Scheduler benchmarks (bench/RESULTS.md sections "vsched vs SCHED_DEADLINE", "Constraint
 # change latency", "Scheduler overhead", "rt-app cross-check"). Driver: bench/run_sched.sh.
-#   bench_spin    single-threaded busy loop with a lifetime (runs under SCHED_DEADLINE too)
+#   bench_spin    busy loop with a lifetime (runs under SCHED_DEADLINE too; -x: a sleeping helper thread)
 #   bench_periodic a periodic job that sleeps between jobs, released at an exact phase
 #   bench_share   CPU share of processes over an exactly timed wall interval
 #   bench_chglat  constraint change latency through the vsched API (ZeroMQ, proto_vsched.h)
@@ -9,7 +9,7 @@
 set(VS_BENCH_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 add_executable(bench_spin ${VS_BENCH_DIR}/bench_spin.c)
-target_link_libraries(bench_spin PRIVATE vsched_common)
+target_link_libraries(bench_spin PRIVATE vsched_common Threads::Threads)
 
 add_executable(bench_periodic ${VS_BENCH_DIR}/bench_periodic.c)
 target_link_libraries(bench_periodic PRIVATE vsched_common Threads::Threads)

@@ -22,7 +22,10 @@
 # (default 10; perf stat on the syscall tracepoints of its threads, counting only, no
 # sampling): calls per second by thread kind and call, dispatcher wake-ups and context
 # switches per second, to OUT.sysN (a cost metric far less noisy than CPU %).
-# OVH_DEADLINE=0 leaves out the SCHED_DEADLINE cases.
+# OVH_DEADLINE=0 leaves out the SCHED_DEADLINE cases. OVH_HELPER=1: vsched's spinners have a
+# second thread that only sleeps (bench_spin -x), as real programs do; a multi-threaded task's
+# budget ends are timed by its dispatcher unless it has a cgroup enforcer (docs/vsched.md).
+# (The SCHED_DEADLINE spinners stay single-threaded: a deadline task may not create threads.)
 # The floor (reference, OVH_FLOOR=0 leaves it out): bench_wake_floor on both CPUs at once, for
 # WINDOW s, with no task and with N/2 per CPU: what a dispatcher costs here that does nothing
 # but wake every 10 ms and continue its stopped tasks (floorK_pct, K tasks per CPU).
@@ -92,7 +95,7 @@ case_vsched() { # N
 	local n=$1 c s tasks=() res=()
 	for c in 0 1; do
 		for s in $(slices "$n" "$c"); do
-			spawn "$VS_BIN/bench_spin" -d $RUN_S
+			spawn "$VS_BIN/bench_spin" -d $RUN_S ${OVH_HELPER:+-x}
 			ctl task add "$SPAWNED" --period 10ms --slice "${s}us" --cpu "$c" --park stop >/dev/null ||
 				fail "task add on CPU $c refused"
 			tasks+=("$SPAWNED")
