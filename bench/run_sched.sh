@@ -85,13 +85,9 @@ echo "### 2. Misses of a periodic job that sleeps between jobs (job 2/3 of a 30 
 echo "miss % over the release phases (percent of the period after vsched's epoch): worst / median;"
 echo "goal: vsched <= kernel + 1 point at every phase"
 sleep_table() { # COLUMN: of sleep_aggregate's line (7 miss_pct, 10 held_pct)
-	awk -f "$VS_SRC/bench/sleep_aggregate.awk" "$OUT/sleep.raw" 2>/dev/null | awk -v col="$1" '$1 == "sleep" { split($col, m, "="); if (m[2] == "-") next
-	k = $3 " " $2; n[k]++; v[k, n[k]] = m[2] + 0; ph[k] = ph[k] sprintf(" %s:%s", $4, m[2]); if (!(k in mx) || m[2] + 0 > mx[k]) mx[k] = m[2] + 0 }
-END { for (k in n) { c = n[k]; for (i = 1; i <= c; i++) x[i] = v[k, i]
-	for (i = 2; i <= c; i++) { t = x[i]; j = i - 1; while (j >= 1 && x[j] > t) { x[j + 1] = x[j]; j-- } x[j + 1] = t }
-	md = c % 2 ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
-	split(k, kk, " "); printf "%08d %-20s %7.2f %7.2f %s\n", kk[1], kk[2], mx[k], md, ph[k] } }' |
-	sort -k1,1nr -k2,2 | awk 'BEGIN { printf "| %-6s | %-20s | %-7s | %-7s | %s |\n", "period", "scheduler", "worst", "median", "per phase"
+	awk -f "$VS_SRC/bench/sleep_aggregate.awk" "$OUT/sleep.raw" 2>/dev/null |
+		awk -v col="$1" -f "$VS_SRC/bench/sleep_phases.awk" | sort -k1,1nr -k2,2 |
+		awk 'BEGIN { printf "| %-6s | %-20s | %-7s | %-7s | %s |\n", "period", "scheduler", "worst", "median", "per phase"
 	print "|--------|----------------------|---------|---------|-----------" }
 	{ printf "| %-6s | %-20s | %-7s | %-7s |", $1 / 1000 "ms", $2, $3, $4; for (i = 5; i <= NF; i++) printf " %s", $i; print " |" }'
 }

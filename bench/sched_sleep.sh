@@ -88,15 +88,10 @@ echo "# $(machine_note)" >>"$OUT"
 # then the same for held misses (jobs that woke on time and still missed, bench_periodic).
 summary() { # COLUMN LABEL: column of sleep_aggregate's line (7 miss_pct, 10 held_pct)
 	printf '%-20s %-7s %-9s %-9s %s\n' SIDE PERIOD "$2 MAX" "$2 MED" "per phase"
-	awk -f "$here/sleep_aggregate.awk" "$OUT" | awk -v col="$1" '$1 == "sleep" {
-	split($col, m, "="); k = $2 " " $3
-	v[k] = v[k] " " $4 "%:" m[2]; if (m[2] != "-") { n[k]++; s[k, n[k]] = m[2]; if (m[2] + 0 > mx[k] + 0 || mx[k] == "") mx[k] = m[2] } }
-END { for (k in v) { split(k, kk, " ")
-	# median by insertion sort
-	c = n[k]; for (i = 1; i <= c; i++) x[i] = s[k, i] + 0
-	for (i = 2; i <= c; i++) { t = x[i]; j = i - 1; while (j >= 1 && x[j] > t) { x[j + 1] = x[j]; j-- } x[j + 1] = t }
-	med = c ? (c % 2 ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2) : "-"
-	printf "%-20s %-7s %-9s %-9s%s\n", kk[1], kk[2] / 1000 "ms", mx[k] == "" ? "-" : mx[k], med, v[k] } }' | sort
+	awk -f "$here/sleep_aggregate.awk" "$OUT" | awk -v col="$1" -f "$here/sleep_phases.awk" |
+		awk '{ printf "%-20s %-7s %-9s %-9s", $2, $1 / 1000 "ms", $3, $4
+	for (i = 5; i <= NF; i++) { sub(":", "%:", $i); printf " %s", $i }
+	print "" }' | sort
 }
 summary 7 MISS%
 summary 10 HELD%
