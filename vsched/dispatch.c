@@ -104,9 +104,8 @@ static bool enforced(const struct task *t, const struct task_threads *th)
 static void disarm_enforcer(const struct task *t, const struct task_threads *th)
 {
 	perfwatch_disarm(t->enf_fd);
-	for (uint32_t k = 0; t->enf_cgroup && th->stop && k < th->n; k++)
-		if (th->stop[k] >= 0)
-			perfwatch_disarm(th->stop[k]);
+	if (t->enf_cgroup)
+		task_disarm_stoppers(th);
 }
 
 /* How far past its budget the enforcer lets task t's current job run (enf_plan.c). */

@@ -351,9 +351,7 @@ int task_restore(struct task *t, const struct freezer *fz)
 
 	/* No enforcer may stop it after the SIGCONT below (close waits for a pending one). */
 	perfwatch_close(&t->enf_fd, &t->enf_page);
-	for (uint32_t i = 0; t->threads->stop && i < t->threads->n; i++)
-		if (t->threads->stop[i] >= 0)
-			perfwatch_disarm(t->threads->stop[i]);
+	task_disarm_stoppers(t->threads);
 	if (task_has_exited(t)) {
 		task_release_cgroup(t, fz);
 		return -ESRCH;
@@ -618,6 +616,19 @@ static void give_stoppers(const struct task *t, struct task_threads *th,
 	}
 }
 
+/* A new list with old's threads and no counters (each list owns its own). */
+static struct task_threads *copy_tids(const struct task_threads *old)
+{
+	struct task_threads *th = malloc(sizeof(*th) + old->n * sizeof(pid_t));
+
+	if (!th)
+		fatal("task: out of memory");
+	memcpy(th, old, sizeof(*th) + old->n * sizeof(pid_t));
+	th->det = NULL;
+	th->stop = NULL;
+	return th;
+}
+
 /* Pins the threads of th that old does not have (both ascending) to t's CPU. */
 static void pin_new(const struct task *t, const struct task_threads *th,
                     const struct task_threads *old)
@@ -683,12 +694,7 @@ int task_set_detectors(struct task *t, pid_t det_owner)
 				perfwatch_owner(old->det[i], det_owner);
 		return 0;
 	}
-	th = malloc(sizeof(*th) + old->n * sizeof(pid_t));
-	if (!th)
-		fatal("task: out of memory");
-	memcpy(th, old, sizeof(*th) + old->n * sizeof(pid_t));
-	th->det = NULL;
-	th->stop = NULL;
+	th = copy_tids(old);
 	if (det_owner > 0)
 		give_detectors(th, old, det_owner);
 	if (t->enf_cgroup)
@@ -730,13 +736,15 @@ int task_set_cgroup_enforcer(struct task *t)
 	}
 	t->enf_fd = fd;
 	t->enf_cpu = t->cpu;
-	th = malloc(sizeof(*th) + old->n * sizeof(pid_t));
-	if (!th)
-		fatal("task: out of memory");
-	memcpy(th, old, sizeof(*th) + old->n * sizeof(pid_t));
-	th->stop = NULL;
-	th->det = NULL; /* (watch_perf gives detectors next: task_set_detectors) */
+	th = copy_tids(old); /* (watch_perf gives detectors next: task_set_detectors) */
 	give_stoppers(t, th, old, false);
 	publish_threads(t, th);
 	return 1;
+}
+
+void task_disarm_stoppers(const struct task_threads *th)
+{
+	for (uint32_t i = 0; th->stop && i < th->n; i++)
+		if (th->stop[i] >= 0)
+			perfwatch_disarm(th->stop[i]);
 }

@@ -582,6 +582,8 @@ int task_set_detectors(struct task *t, pid_t det_owner);
  * not (logged once). Before t is published to a dispatcher only.
  */
 int task_set_cgroup_enforcer(struct task *t);
+/* Disables the cgroup enforcer counters of th's threads, if any (dispatcher-safe). */
+void task_disarm_stoppers(const struct task_threads *th);
 /*
  * Dispatcher-safe (syscalls only; no allocation, logging or locks). They return 0 or
  * -errno (-ESRCH: the process is gone).
