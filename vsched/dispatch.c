@@ -46,6 +46,7 @@
 #define MAX_SLEEP      (1 * NSEC_PER_SEC)
 #define COMP_MAX       (300 * NSEC_PER_USEC) /* largest wake-latency compensation */
 #define COMP_SLICE_DIV 8 /* ... and at most slice / this: a short slice keeps most of itself */
+#define OVERRUN_DIV    4 /* a timed wake-up-anchored job may run slice / this past its budget */
 #define LAT_SAMPLE_MAX (1 * NSEC_PER_MSEC)   /* one late wake counts at most this much */
 #define MAX_CHAIN      (VS_PRIO_RAISED - 1)  /* SCHED_RR 98 down to 2 */
 #define ENF_LATE_NS    (100 * NSEC_PER_USEC) /* ran less since a SIGCONT: a late stop may hold it */
@@ -91,7 +92,7 @@ void dispatch_wake(struct sched *s, int idx)
  * jobs missed 2.9 points more than SCHED_DEADLINE in the same minutes when enforced, 1.3
  * when timed (an enforcer stop overruns the budget by its margin and the stop's delay, the
  * next job is short by that, and stops come in runs; a timed budget end comes early
- * instead; bench/RESULTS.md session 35).
+ * instead; bench/RESULTS.md session 35). Timed, it has an overrun allowance (jobs.c).
  */
 static bool enforced(const struct task *t, const struct task_threads *th)
 {
@@ -276,11 +277,13 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 		uint64_t wake_lat =
 		    lat < r->slice / COMP_SLICE_DIV ? lat : r->slice / COMP_SLICE_DIV;
 		uint64_t comp = timed ? wake_lat : 0; /* (enforced: the kernel stops it on time) */
+		bool spare = timed && rv->anchor == VSP_ANCHOR_WAKEUP; /* (jobs.c: the allowance) */
 		struct job_ctx c = {.now = now,
 		                    .epoch = epoch,
 		                    .thr = comp > EPS_NS ? comp : EPS_NS,
 		                    .comp = comp,
 		                    .wake_lat = wake_lat,
+		                    .overrun = spare ? r->slice / OVERRUN_DIV : 0,
 		                    .exited = atomic_load(&t->exited),
 		                    .woke_ran = d->woke[i]};
 
@@ -306,9 +309,16 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 	d->timed[i] = timed;
 }
 
+/* Chain order: jobs with budget left before those on their overrun allowance, then EDF. */
+static bool runs_before(const struct edf_job *a, const struct edf_job *b)
+{
+	return a->spare != b->spare ? b->spare : mono_before(a->deadline, b->deadline);
+}
+
 /*
  * 3. The chain: every task with an eligible job, earliest deadline first (ties: lowest
- * index), then the dormant wake-up-anchored ones. Fills d->chain and d->rank; returns its
+ * index; a job past its budget, on its overrun allowance, after every other), then the
+ * dormant wake-up-anchored ones. Fills d->chain and d->rank; returns its
  * length (at most MAX_CHAIN: beyond that tasks wait, parked).
  */
 static int order_chain(struct disp *d, struct cpu_table *ct, int n, mono_ns now)
@@ -326,7 +336,7 @@ static int order_chain(struct disp *d, struct cpu_table *ct, int n, mono_ns now)
 			continue;
 		}
 		/* insertion by deadline: strictly earlier moves ahead (ties keep index order) */
-		while (k > 0 && mono_before(j->deadline, d->jobs[d->chain[k - 1]].deadline)) {
+		while (k > 0 && runs_before(j, &d->jobs[d->chain[k - 1]])) {
 			d->chain[k] = d->chain[k - 1];
 			k--;
 		}

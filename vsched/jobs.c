@@ -29,6 +29,18 @@
  *    deadline at the reserved rate (cbs_wake): a periodic task that sleeps between jobs
  *    gets a whole slice from each wake-up, not the rest of the last one.
  *
+ * Overrun allowance (job_ctx overrun, the wake-up anchor of a task whose budget ends the
+ * dispatcher times): a job may run that much past its budget, after every job with budget
+ * left, and its next job's budget is short by what it ran past. So a periodic job whose
+ * demand now and then exceeds its slice finishes in its own period and the next, shorter
+ * job (it needed less) pays it back, as on SCHED_DEADLINE, whose budget is enforced at the
+ * scheduler tick on kernels without HRTICK: a 300 us / 1 ms task runs 0.4-4 ms at a time
+ * there (HZ 250). Without it such a job was held to its next release: a miss, and, for a
+ * task on an absolute timer, the next jobs late too. Bandwidth: every job still ends with
+ * at most slice plus the allowance, and debt carries the excess, so over any run the task
+ * gets slice/period plus at most one slice and one allowance, and at most two slices and
+ * one allowance in any period.
+ *
  * Accounting, per job at its deadline: periods += 1; a miss when it ended owing more than
  * thr although the task never blocked while it could run (a blocked task declined its CPU);
  * lateness: the CPU time still owed then. CPU a job used beyond its budget (the stop came
@@ -275,14 +287,20 @@ void jobs_entry(struct win_run *wr, const struct job_ctx *c, struct edf_job *out
 		                        .runnable = !c->exited};
 		return;
 	}
+	uint64_t limit = wr->budget + c->overrun;
+
 	/* At most thr left counts as used up, for good: the job is served. */
 	if (!wr->closed && wr->budget > wr->used && wr->budget - wr->used <= c->thr)
 		wr->used = wr->budget;
 	out->release = wr->release;
 	out->deadline = wr->deadline;
 	out->next_release = wr->next_release;
-	/* Eligible iff more than thr is left; the budget end is comp early (wake latency). */
-	out->remaining =
-	    !wr->closed && wr->budget > wr->used + c->thr ? wr->budget - wr->used - c->comp : 0;
+	/*
+	 * Eligible iff more than thr is left of the budget and its overrun allowance; the end
+	 * is comp early (wake latency). Past its budget a job runs only after those with budget
+	 * left, and what it runs there is taken from its next job (job_debt).
+	 */
+	out->remaining = !wr->closed && limit > wr->used + c->thr ? limit - wr->used - c->comp : 0;
+	out->spare = out->remaining > 0 && wr->used >= wr->budget;
 	out->runnable = !c->exited;
 }

@@ -285,8 +285,9 @@ struct edf_job {
 	mono_ns release;      /* start of the current window */
 	mono_ns deadline;     /* absolute deadline: release + D */
 	mono_ns next_release; /* release + T */
-	uint64_t remaining;   /* CPU ns still owed in this job */
+	uint64_t remaining;   /* CPU ns still owed in this job (and its overrun allowance) */
 	bool runnable;        /* false when the task has exited */
+	bool spare;           /* runs on its overrun allowance: after every job with budget left */
 };
 /* Window containing now, or the first one when now is before epoch + phase. */
 void edf_window(const struct vsp_resv *r, mono_ns epoch, mono_ns now, struct edf_job *j);
@@ -319,6 +320,12 @@ struct job_ctx {
 	 * it woke is released this much before it can have started (wake-up anchor).
 	 */
 	uint64_t wake_lat;
+	/*
+	 * CPU a job may run past its budget (0: none), after every job with budget left; the
+	 * next job's budget is short by what it ran past (job_debt), so the long-run share
+	 * stays slice/period. See jobs.c.
+	 */
+	uint64_t overrun;
 	bool exited; /* the task has exited: no misses */
 	/*
 	 * > 0: the task had not run at the last sample while raised, and in this one it ran

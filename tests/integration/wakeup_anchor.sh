@@ -11,7 +11,9 @@
 # stretches reached 5.0 ms (2 slices + 1 ms) with the long-run share exact (20.0 %) — the
 # thread CPU clock there also counts time the host took from the vCPU, and a budget end
 # timed by a dispatcher is woken late by up to ms — so one hiccup must not decide; the worst
-# stretch is printed. Once single-threaded (perf enforcer, kernel stop) and once with a
+# stretch is printed. (With a second thread the budget ends are timed and a job may also run
+# a quarter slice past its budget, taken from the next: 2.5 slices + 1 ms, the same bound.)
+# Once single-threaded (perf enforcer, kernel stop) and once with a
 # sleeping second thread (dispatcher-timed budget ends, freezer or signals).
 # Then the same task is moved to --anchor epoch and back with `task set` (both hold).
 . "$(dirname "$0")/lib.sh"

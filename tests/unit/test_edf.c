@@ -19,7 +19,7 @@
 
 static struct edf_job job(mono_ns release, uint64_t d, uint64_t t, uint64_t remaining)
 {
-	struct edf_job j = {release, release + d, release + t, remaining, true};
+	struct edf_job j = {release, release + d, release + t, remaining, true, false};
 	return j;
 }
 

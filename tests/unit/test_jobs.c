@@ -6,10 +6,13 @@
  *    with budget left turns it dormant.
  *  - the CBS wake-up rule: a task seen waking inside its job gets a new one when its budget
  *    left overflows the reserved rate, keeps it otherwise.
+ *  - the overrun allowance: a job runs past its budget by at most the allowance, after
+ *    the jobs with budget left, and its next job is short by what it ran past.
  *  - the bandwidth bound: a task that wakes many times per period and would take every
  *    microsecond it is allowed never receives more than one slice per job, and over the run
  *    no more than slice/period of the time plus one slice — with a simulated dispatcher
- *    that lets it run exactly while its job is eligible.
+ *    that lets it run exactly while its job is eligible. With an allowance A: a slice and A
+ *    per job, slice/period of the run plus a slice and A, two slices and A in any period.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,11 +28,16 @@
 #define MS 1000000ULL
 
 static uint64_t wake_lat; /* the dispatcher's measured wake-up latency the tests pass */
+static uint64_t overrun;  /* the overrun allowance the tests pass (job_ctx overrun) */
 
 static struct job_ctx ctx(mono_ns now)
 {
-	return (struct job_ctx){
-	    .now = now, .epoch = 0, .thr = 20 * US, .comp = 0, .wake_lat = wake_lat};
+	return (struct job_ctx){.now = now,
+	                        .epoch = 0,
+	                        .thr = 20 * US,
+	                        .comp = 0,
+	                        .wake_lat = wake_lat,
+	                        .overrun = overrun};
 }
 
 static bool eligible(struct win_run *wr, mono_ns now)
@@ -208,6 +216,52 @@ static void test_wakeup_throttle_and_replenish(void **state)
 }
 
 /*
+ * The overrun allowance (75 us on 300 us / 1 ms): a job that needs 340 us runs to the end
+ * in its period, after every job with budget left, and is stopped at the allowance's end;
+ * the next job is owed 300 us less what it ran past its budget.
+ */
+static void test_wakeup_overrun_allowance(void **state)
+{
+	struct vsp_resv r = {1 * MS, 300 * US, 1 * MS, 0};
+	struct task_acct a;
+	struct win_run wr;
+	struct job_ctx c;
+	struct edf_job j;
+	(void)state;
+
+	overrun = 75 * US;
+	fresh(&a, &wr);
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, true, 10 * MS);
+	wr.used = 250 * US;
+	c = ctx(10250 * US);
+	jobs_entry(&wr, &c, &j);
+	assert_int_equal(j.remaining, 125 * US); /* 50 of budget, then 75 of allowance */
+	assert_false(j.spare);
+	wr.used = 310 * US;
+	c = ctx(10310 * US);
+	jobs_entry(&wr, &c, &j);
+	assert_int_equal(j.remaining, 65 * US);
+	assert_true(j.spare); /* past its budget: ordered after those with budget left */
+	wr.used = 360 * US;   /* 15 us left of the allowance: over */
+	assert_false(eligible(&wr, 10360 * US));
+	/* the job ends at its deadline, served (no miss); the next is owed 300 - 40 us */
+	wr.used = 340 * US;
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, false, 11 * MS);
+	assert_int_equal(wr.release, 11 * MS);
+	assert_int_equal(wr.budget, 260 * US);
+	assert_int_equal(atomic_load(&a.misses), 0);
+	c = ctx(11 * MS);
+	jobs_entry(&wr, &c, &j);
+	assert_int_equal(j.remaining, 335 * US);
+	overrun = 0;
+	/* without an allowance the same job is over at its budget */
+	fresh(&a, &wr);
+	update(&a, &wr, &r, VSP_ANCHOR_WAKEUP, true, 10 * MS);
+	wr.used = 300 * US;
+	assert_false(eligible(&wr, 10300 * US));
+}
+
+/*
  * The CBS wake-up rule: a periodic task (200 us of 300 us every 1 ms) that wakes 50 us
  * before its job's deadline gets a new job with a whole slice from its wake-up, not the
  * 100 us left; one that wakes early with enough budget for the rest of its job keeps it.
@@ -295,7 +349,7 @@ static uint64_t greedy_run(uint64_t wall, uint64_t *worst, bool cbs, uint32_t se
 			continue; /* parked */
 		wr.used += step;  /* it runs one step (dormant: that is its wake-up) */
 		job_used += step;
-		assert_true(job_used <= r.slice + step);
+		assert_true(job_used <= r.slice + overrun + step);
 		total += step;
 		at[n++] = now;
 		while (at[n - 1] - at[lo] >= 1 * MS)
@@ -326,12 +380,13 @@ static void check_greedy(uint64_t wall, bool cbs)
 	              cbs ? " (every wake-up reported)" : "", (unsigned long long)(wake_lat / US),
 	              (unsigned long long)(got / US), (unsigned long long)(wall / MS),
 	              (unsigned long long)(worst / US));
-	/* at most slice/period of the run plus one slice (20 % of 1.999 s + 200 us) */
-	assert_true(got <= wall / 5 + 200 * US);
+	/* at most slice/period of the run plus one slice and the allowance (20 % of 1.999 s
+	 * + 200 us) */
+	assert_true(got <= wall / 5 + 200 * US + overrun);
 	/* and it is served: at least 80 % of that (a job with 20 us left is over) */
 	assert_true(got >= wall / 5 * 8 / 10);
 	/* any 1 ms holds the end of one job and the start of the next at most */
-	assert_true(worst <= 2 * 200 * US + 2 * 5 * US);
+	assert_true(worst <= 2 * 200 * US + overrun + 2 * 5 * US);
 }
 
 static void test_wakeup_never_more_than_slice(void **state)
@@ -349,14 +404,22 @@ static void test_wakeup_never_more_than_slice(void **state)
 	 * it sleeps much of the time); wake_lat is 25 us here, slice / 8 */
 	for (uint32_t seed = 1; seed <= 20; seed++) {
 		got = greedy_run(wall, &worst, true, seed);
-		assert_true(got <= wall / 5 + 200 * US);
-		assert_true(worst <= 2 * 200 * US + 2 * 5 * US);
+		assert_true(got <= wall / 5 + 200 * US + overrun);
+		assert_true(worst <= 2 * 200 * US + overrun + 2 * 5 * US);
 		if (seed == 1)
 			print_message("random (seed 1): %llu us, worst %llu us\n",
 			              (unsigned long long)(got / US),
 			              (unsigned long long)(worst / US));
 	}
 	wake_lat = 0;
+}
+
+/* The same bounds with an overrun allowance of a quarter slice (the dispatcher's). */
+static void test_wakeup_bounds_with_allowance(void **state)
+{
+	overrun = 50 * US;
+	test_wakeup_never_more_than_slice(state);
+	overrun = 0;
 }
 
 int main(void)
@@ -368,6 +431,8 @@ int main(void)
 	    cmocka_unit_test(test_wakeup_throttle_and_replenish),
 	    cmocka_unit_test(test_wakeup_cbs_rule),
 	    cmocka_unit_test(test_wakeup_never_more_than_slice),
+	    cmocka_unit_test(test_wakeup_overrun_allowance),
+	    cmocka_unit_test(test_wakeup_bounds_with_allowance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
