@@ -309,12 +309,6 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 	d->timed[i] = timed;
 }
 
-/* Chain order: jobs with budget left before those on their overrun allowance, then EDF. */
-static bool runs_before(const struct edf_job *a, const struct edf_job *b)
-{
-	return a->spare != b->spare ? b->spare : mono_before(a->deadline, b->deadline);
-}
-
 /*
  * 3. The chain: every task with an eligible job, earliest deadline first (ties: lowest
  * index; a job past its budget, on its overrun allowance, after every other), then the
@@ -335,8 +329,8 @@ static int order_chain(struct disp *d, struct cpu_table *ct, int n, mono_ns now)
 			len--;
 			continue;
 		}
-		/* insertion by deadline: strictly earlier moves ahead (ties keep index order) */
-		while (k > 0 && runs_before(j, &d->jobs[d->chain[k - 1]])) {
+		/* insertion by edf_before: strictly before moves ahead (ties keep index order) */
+		while (k > 0 && edf_before(j, &d->jobs[d->chain[k - 1]])) {
 			d->chain[k] = d->chain[k - 1];
 			k--;
 		}

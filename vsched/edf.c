@@ -41,6 +41,11 @@ static bool edf_eligible(const struct edf_job *j, mono_ns now)
 	       mono_before(now, j->deadline);
 }
 
+bool edf_before(const struct edf_job *a, const struct edf_job *b)
+{
+	return a->spare != b->spare ? b->spare : mono_before(a->deadline, b->deadline);
+}
+
 int edf_select(const struct edf_job *j, int n, mono_ns now)
 {
 	int best = -1;
@@ -48,8 +53,8 @@ int edf_select(const struct edf_job *j, int n, mono_ns now)
 	for (int i = 0; i < n; i++) {
 		if (!edf_eligible(&j[i], now))
 			continue;
-		/* Strictly earlier only: ties keep the lowest index. */
-		if (best < 0 || mono_before(j[i].deadline, j[best].deadline))
+		/* Strictly before only: ties keep the lowest index. */
+		if (best < 0 || edf_before(&j[i], &j[best]))
 			best = i;
 	}
 	return best;
@@ -98,6 +103,7 @@ int edf_task_entry(const struct edf_job *w, int n, mono_ns now, struct edf_job *
 		out->release = ev;
 		out->deadline = ev;
 		out->remaining = 0;
+		out->spare = false;
 		out->runnable = n > 0 && w[0].runnable;
 	}
 	out->next_release = ev;

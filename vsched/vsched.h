@@ -300,8 +300,14 @@ void edf_window(const struct vsp_resv *r, mono_ns epoch, mono_ns now, struct edf
  */
 int edf_task_entry(const struct edf_job *w, int n, mono_ns now, struct edf_job *out);
 /*
+ * Whether job a runs before job b: a job with budget left before one on its overrun
+ * allowance (spare), then the earlier deadline. Ties (neither before the other) go to the
+ * lower index everywhere.
+ */
+bool edf_before(const struct edf_job *a, const struct edf_job *b);
+/*
  * The job EDF runs at time now: among runnable jobs with release <= now < deadline and
- * remaining > 0, the earliest deadline (ties: lowest index). Returns its index or -1.
+ * remaining > 0, the first by edf_before (ties: lowest index). Returns its index or -1.
  */
 int edf_select(const struct edf_job *j, int n, mono_ns now);
 /*

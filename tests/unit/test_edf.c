@@ -155,6 +155,30 @@ static void test_select_ties_lowest_index(void **state)
 	assert_int_equal(edf_select(j, 3, 2 * MS), 1);
 }
 
+/*
+ * A job on its overrun allowance (spare: past its budget) runs after every job with budget
+ * left, whatever their deadlines; among spare jobs the earlier deadline first.
+ */
+static void test_select_spare_after_budget(void **state)
+{
+	struct edf_job j[3] = {
+	    job(0, 2 * MS, 2 * MS, MS),
+	    job(0, 10 * MS, 10 * MS, MS),
+	    job(0, 5 * MS, 5 * MS, MS),
+	};
+	(void)state;
+	j[0].spare = true;
+	assert_int_equal(edf_select(j, 3, MS / 2), 2);
+	assert_true(edf_before(&j[1], &j[0]));
+	assert_false(edf_before(&j[0], &j[1]));
+	j[2].spare = true;
+	assert_int_equal(edf_select(j, 3, MS / 2), 1);
+	j[1].remaining = 0;
+	assert_int_equal(edf_select(j, 3, MS / 2), 0); /* both spare: deadline 2 ms first */
+	j[0].spare = j[2].spare = false;
+	assert_false(edf_before(&j[0], &j[0])); /* a tie is not before */
+}
+
 static void test_select_window_bounds(void **state)
 {
 	struct edf_job j = job(10 * MS, 5 * MS, 10 * MS, MS);
@@ -293,6 +317,7 @@ int main(void)
 	    cmocka_unit_test(test_window_clock_wrap),
 	    cmocka_unit_test(test_select_earliest_deadline),
 	    cmocka_unit_test(test_select_ties_lowest_index),
+	    cmocka_unit_test(test_select_spare_after_budget),
 	    cmocka_unit_test(test_select_window_bounds),
 	    cmocka_unit_test(test_next_event),
 	    cmocka_unit_test(test_next_event_day_periods),
