@@ -34,7 +34,7 @@
  * left, and its next job's budget is short by what it ran past. So a periodic job whose
  * demand now and then exceeds its slice finishes in its own period and the next, shorter
  * job (it needed less) pays it back, as on SCHED_DEADLINE, whose budget is enforced at the
- * scheduler tick on kernels without HRTICK: a 300 us / 1 ms task runs 0.4-4 ms at a time
+ * scheduler tick on kernels without HRTICK: a 300 us / 1 ms task ran 0.3-4 ms at a time
  * there (HZ 250). Without it such a job was held to its next release: a miss, and, for a
  * task on an absolute timer, the next jobs late too. Bandwidth: every job still ends with
  * at most slice plus the allowance, and debt carries the excess, so over any run the task
