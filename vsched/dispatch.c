@@ -277,13 +277,13 @@ static void update_task_jobs(struct disp *d, struct task *t, int i, mono_ns now,
 		uint64_t wake_lat =
 		    lat < r->slice / COMP_SLICE_DIV ? lat : r->slice / COMP_SLICE_DIV;
 		uint64_t comp = timed ? wake_lat : 0; /* (enforced: the kernel stops it on time) */
-		bool spare = timed && rv->anchor == VSP_ANCHOR_WAKEUP; /* (jobs.c: the allowance) */
+		bool allowance = timed && rv->anchor == VSP_ANCHOR_WAKEUP; /* (jobs.c) */
 		struct job_ctx c = {.now = now,
 		                    .epoch = epoch,
 		                    .thr = comp > EPS_NS ? comp : EPS_NS,
 		                    .comp = comp,
 		                    .wake_lat = wake_lat,
-		                    .overrun = spare ? r->slice / OVERRUN_DIV : 0,
+		                    .overrun = allowance ? r->slice / OVERRUN_DIV : 0,
 		                    .exited = atomic_load(&t->exited),
 		                    .woke_ran = d->woke[i]};
 

@@ -6,9 +6,10 @@
 #    (±50 %: the work is calibrated over 5 ms at start, and on a VM host shared with other
 #    tenants a busy sibling hyperthread changes the loop's speed by that much; CI saw
 #    13.8 ms) and communication of the asked order (8–60 ms for 20: the message size is
-#    calibrated on a machine shared with other tenants, CI saw 28.6 and 42.3 ms) — judged only when
-#    the ranks got their CPU (compute wall time ≤ 2x its CPU time: 3 ranks share 2 CPUs; the
-#    run is at nice -20 where allowed, as the machine is shared with other tenants);
+#    calibrated on a machine shared with other tenants, CI saw 28.6 and 42.3 ms) — judged
+#    only when the ranks got their CPU (compute wall time ≤ 2x its CPU time: 3 ranks share
+#    2 CPUs; the run is at nice -20 where allowed, as the machine is shared with other
+#    tenants);
 #  - --duration: all ranks stop after the same iteration, near the asked time;
 #  - --port BASE: consecutive fixed ports work as well as inherited sockets;
 #  - bad arguments: one line on stderr, exit 2.
