@@ -106,6 +106,13 @@ int change_target(struct ctld *d, int j, double pct, const uint8_t *cid, size_t 
 			return 1;
 		if (rc < 0)
 			persist_mark(d);
+		if (rc == -EAGAIN) {
+			text_fmt(why, whylen,
+			         "job %s: target %g%% set; its windows follow once a job they "
+			         "take slots from has moved",
+			         jb->name, pct);
+			return 0;
+		}
 	} else if (dec.changed && dec.slice_ns < dec.period_ns) {
 		if (txn_start(d, jb, &tpl, dec.period_ns, dec.slice_ns, cid, cidlen, now) == 1)
 			return 1; /* the reply comes with the acknowledgements */

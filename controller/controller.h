@@ -456,6 +456,8 @@ void jobs_free(struct ctld *d);
 /* Dashboard state of a job (enum padm_state). */
 uint8_t jobs_state(const struct job *jb);
 bool jobs_on_node(const struct job *jb, int node);
+/* Co-scheduling: whether jb's planned windows are not its committed ones (a move to make). */
+bool jobs_plan_moves(const struct job *jb);
 bool jobs_has_up_node(const struct ctld *d, const struct job *jb);
 /* Keeps the control library's rank count at highest rank + 1 (it never shrinks). */
 void jobs_fit_ranks(struct job *jb);
@@ -601,8 +603,11 @@ void listing_dashboard(const struct ctld *d, FILE *f, mono_ns now);
  * Pushes the windows of the jobs marked in due[] (one per job): first, per node, the
  * intermediate windows that make room (shrink, park: see cospush.c), then every due job's
  * planned windows as its transaction, the job `target` (-1: none) with tpl and client cid.
- * Returns txn_push_plan's result for target (-1 when target is -1 or not pushed); another
- * job whose push fails is tried again CTLD_PUSH_RETRY later.
+ * A due job that would take a slot from a job that moves without it (its transaction is
+ * open, or its push waits for a retry) is not pushed: it stays due for a later tick.
+ * Returns txn_push_plan's result for target, -EAGAIN when target waits so, -1 when target
+ * is -1 or not pushed otherwise; another job whose push fails is tried again
+ * CTLD_PUSH_RETRY later.
  */
 int cospush_plan(struct ctld *d, const bool *due, int target, const struct txn *tpl,
                  const uint8_t *cid, size_t cidlen, mono_ns now);
@@ -616,7 +621,7 @@ void cosched_replan(struct ctld *d, mono_ns now);
 /*
  * The plan's windows to the nodes (cospush_plan): every job due for a push, and job j
  * (-1: none) now whatever its retry time, with tpl and client cid. Returns as
- * txn_push_plan for j.
+ * cospush_plan for j.
  */
 int cosched_push(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid, size_t cidlen,
                  mono_ns now);

@@ -686,10 +686,7 @@ bool cosched_in_force(const struct ctld *d, const struct job *jb)
 /* A job whose planned windows are not the committed ones, due for a push now. */
 static bool push_due(const struct job *jb, mono_ns now)
 {
-	const struct job_plan *jp = &jb->plan;
-
-	return jp->nwin > 0 && !jb->txn.active && !mono_before(now, jp->push_at) &&
-	       !windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win);
+	return !jb->txn.active && !mono_before(now, jb->plan.push_at) && jobs_plan_moves(jb);
 }
 
 int cosched_push(struct ctld *d, int j, const struct txn *tpl, const uint8_t *cid, size_t cidlen,

@@ -26,6 +26,12 @@
  * transaction decides as before (refused: the committed windows are restored and the plan
  * is tried again later).
  *
+ * Before step 1, a due job that would take a slot held by a job of its CPUs that moves
+ * without it (that job's own transaction is open, or its push waits for a retry) is held
+ * back: pushed alone its windows would be refused, and it stays due for a later tick, by
+ * which the other has committed or moves with it (repeated until no job is held back: one
+ * that waits keeps its slots).
+ *
  * Occupancy is worked out per node over the frame's slots (every plan window lies on the
  * slot grid); processes whose CPU is not known yet count as being on every CPU. What a job
  * holds now is its committed windows and its open transaction's, or, for a job this
@@ -35,6 +41,7 @@
  */
 #include "controller.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +52,7 @@ struct stage_job {
 	int j;
 	uint64_t cpus;      /* CPUs of its processes on the node; all ones: not known */
 	bool due, merged;   /* windows to push; windows whose slice < deadline */
+	bool moving;        /* not due, but its windows change (transaction, retry) */
 	uint8_t *cur, *new; /* slots held now (committed, and an open transaction's), planned */
 	uint8_t *inter;     /* steps 1-2: what it holds meanwhile; NULL: no step */
 };
@@ -142,6 +150,15 @@ static bool job_holds(const struct job *jb)
 	return false;
 }
 
+/* An empty stage for the node, on the plan's slot grid. */
+static struct stage stage_on(struct ctld *d, int node)
+{
+	return (struct stage){.d = d,
+	                      .node = node,
+	                      .nslots = (uint32_t)(d->cfg.cs.frame / d->cfg.cs.slot),
+	                      .q = d->cfg.cs.slot};
+}
+
 /* The node's jobs: what each holds now and will hold. */
 static void stage_load(struct stage *s, const bool *due)
 {
@@ -168,6 +185,7 @@ static void stage_load(struct stage *s, const bool *due)
 			mark_windows(s, x->new, jb->plan.nwin, jb->plan.win);
 		else
 			memcpy(x->new, x->cur, s->nslots);
+		x->moving = !x->due && (jb->txn.active || jobs_plan_moves(jb));
 		x->merged = windows_merged(jb->commit.nwin, jb->commit.win) ||
 		            (x->due && windows_merged(jb->plan.nwin, jb->plan.win));
 		mark_held(s, x->cur, jb, &x->merged);
@@ -198,6 +216,42 @@ static bool others_hold(const struct stage *s, int a, uint32_t x, unsigned which
 			return true;
 	}
 	return false;
+}
+
+/* Whether due job a would take a slot that a job of its CPUs moving without it holds. */
+static bool stage_blocked(const struct stage *s, int a, int *by)
+{
+	for (int b = 0; b < s->n; b++) {
+		const struct stage_job *o = &s->sj[b];
+		if (b == a || !o->moving || !(o->cpus & s->sj[a].cpus))
+			continue;
+		for (uint32_t x = 0; x < s->nslots; x++)
+			if (s->sj[a].new[x] && o->cur[x]) {
+				*by = o->j;
+				return true;
+			}
+	}
+	return false;
+}
+
+/* Clears due[] for the node's due jobs that stage_blocked() holds back; whether any. */
+static bool stage_hold_back(struct ctld *d, int node, bool *due)
+{
+	struct stage s = stage_on(d, node);
+	bool any = false;
+	int by;
+
+	stage_load(&s, due);
+	for (int a = 0; a < s.n; a++)
+		if (s.sj[a].due && stage_blocked(&s, a, &by)) {
+			log_debug("job %s: waits on node %s for job %s, which moves first",
+			          d->jobs[s.sj[a].j]->name, d->nodes[node]->name,
+			          d->jobs[by]->name);
+			due[s.sj[a].j] = false;
+			any = true;
+		}
+	stage_free(&s);
+	return any;
 }
 
 /* Step 1 for job a when it is in another's way: old ∩ new. Returns false when that is
@@ -300,10 +354,7 @@ static void stage_send(struct stage *s, int a, uint64_t gen, bool *staged)
 /* Steps 1 and 2 on one node for the due jobs (gen: each job's intermediate generation). */
 static void stage_node(struct ctld *d, int node, const bool *due, const uint64_t *gen, bool *staged)
 {
-	struct stage s = {.d = d,
-	                  .node = node,
-	                  .nslots = (uint32_t)(d->cfg.cs.frame / d->cfg.cs.slot),
-	                  .q = d->cfg.cs.slot};
+	struct stage s = stage_on(d, node);
 	bool *park;
 
 	stage_load(&s, due);
@@ -326,15 +377,26 @@ static void stage_node(struct ctld *d, int node, const bool *due, const uint64_t
 	stage_free(&s);
 }
 
-int cospush_plan(struct ctld *d, const bool *due, int target, const struct txn *tpl,
+int cospush_plan(struct ctld *d, const bool *due_in, int target, const struct txn *tpl,
                  const uint8_t *cid, size_t cidlen, mono_ns now)
 {
 	uint64_t *gen = calloc((size_t)d->njobs + 1, sizeof(*gen));
 	bool *staged = calloc((size_t)d->njobs + 1, sizeof(*staged));
+	bool *due = calloc((size_t)d->njobs + 1, sizeof(*due));
+	bool again = true;
 	int ndue = 0, rc = -1;
 
-	if (gen == NULL || staged == NULL)
+	if (gen == NULL || staged == NULL || due == NULL)
 		fatalx("out of memory");
+	memcpy(due, due_in, (size_t)d->njobs * sizeof(*due));
+	while (again) {
+		again = false;
+		for (int l = 0; l < d->nnodes; l++)
+			if (d->nodes[l]->up)
+				again |= stage_hold_back(d, l, due);
+	}
+	if (target >= 0 && due_in[target] && !due[target])
+		rc = -EAGAIN;
 	for (int j = 0; j < d->njobs; j++)
 		if (due[j]) {
 			gen[j] = txn_next_gen(d);
@@ -364,5 +426,6 @@ int cospush_plan(struct ctld *d, const bool *due, int target, const struct txn *
 		}
 	free(gen);
 	free(staged);
+	free(due);
 	return rc;
 }

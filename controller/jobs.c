@@ -140,6 +140,15 @@ bool jobs_on_node(const struct job *jb, int node)
 	return false;
 }
 
+bool jobs_plan_moves(const struct job *jb)
+{
+	const struct job_plan *jp = &jb->plan;
+
+	return jp->nwin > 0 &&
+	       (jp->nwin != jb->commit.nwin ||
+	        memcmp(jp->win, jb->commit.win, jp->nwin * sizeof(jp->win[0])) != 0);
+}
+
 bool jobs_has_up_node(const struct ctld *d, const struct job *jb)
 {
 	for (int i = 0; i < d->nnodes; i++)
