@@ -74,6 +74,7 @@ enum control_reason {
 	CONTROL_R_CALIB_WAIT,  /* calibration in progress */
 	CONTROL_R_UNREACHABLE, /* adaptive: search exhausted, parked at the best period */
 	CONTROL_R_NOTARGET,    /* no target set yet */
+	CONTROL_R_CONFIRM,     /* floating: near the target, first evaluation at this constraint */
 	/* the schedule changed */
 	CONTROL_R_INIT,       /* first constraint (period = initial) */
 	CONTROL_R_CALIBRATE,  /* run at U = 1 to measure R_max */
@@ -204,7 +205,9 @@ struct control_float {
 	double noise_pct;   /* s.d. of one evaluation's rate, points */
 	uint32_t noise_n;   /* measured pairs in noise_pct (besides the configured guess) */
 	uint32_t shifts;    /* pairs taken as a shift of the job's speed, not as noise */
+	uint8_t big;        /* the last pairs, newest in bit 0: 1 = apart as far as a shift */
 	double prev_e;      /* previous evaluation's error at this constraint and target (NAN) */
+	uint32_t blind;     /* small U steps in a row, each from an evaluation without a pair */
 	uint32_t win_mult;  /* evaluation length multiplier, 1..: doubled while noisy ... */
 	uint32_t win_cap;   /* ... up to this (lowered where doubling did not average) */
 	double len_var;     /* sum of the pairs' variances (d^2/2) at the current length ... */

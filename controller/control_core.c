@@ -652,6 +652,7 @@ const char *control_reason_name(enum control_reason r)
 	    [CONTROL_R_INIT] = "init",
 	    [CONTROL_R_CALIBRATE] = "calibrate",
 	    [CONTROL_R_CALIBRATED] = "calibrated",
+	    [CONTROL_R_CONFIRM] = "confirm",
 	    [CONTROL_R_TARGET] = "target",
 	    [CONTROL_R_STEP] = "step",
 	    [CONTROL_R_RESET] = "reset",

@@ -22,12 +22,19 @@
  * that many evaluations (stochastic approximation) instead of chasing noise. Steps are taken only
  * when |e| exceeds the dead band db = clamp(2 sigma, 0.3 eps, eps), sigma being the s.d. of one
  * evaluation measured from successive evaluations at an unchanged constraint: noise alone triggers
- * a step with probability < 5 %, so the loop does not chase noise. An evaluation spans whole
- * application reports over at least eval_periods periods, eval_min_ns and the length the
- * slice's phase needs (phase_len()); its length doubles (up to eval_max_ns) while sigma > eps/3
- * and halves when sigma < eps/8 (not below those floors), so that the dead band fits inside the
- * band (with params.len_trial, not the default, a doubling is kept only where it averaged the
- * noise: see learn_noise()).
+ * a step with probability < 5 %, so the loop does not chase noise. sigma can only be measured
+ * where the constraint holds still, so after BLIND_MAX small steps (|e| within 3 dead bands)
+ * in a row, each from the first evaluation at its constraint, the next such evaluation is
+ * confirmed by a second before U moves again, which makes a noise pair. Without this a noisy
+ * job stepped at every evaluation, sigma kept its prior (0.5 points), and so did the dead band
+ * and the evaluation length: a 1:5 bsp at 45 % moved U on errors of -6.7 ... +6.2 points every
+ * 4-8 s (bench/RESULTS.md run 15). Confirming every small step delayed a load step's
+ * follow-up (2 of 24 seeds of test_load_step_followed back in band only after 47-52 s). An
+ * evaluation spans whole application reports over at least eval_periods periods, eval_min_ns and
+ * the length the slice's phase needs (phase_len()); its length doubles (up to eval_max_ns) while
+ * sigma > eps/3 and halves when sigma < eps/8 (not below those floors), so that the dead band fits
+ * inside the band (with params.len_trial, not the default, a doubling is kept only where it
+ * averaged the noise: see learn_noise()).
  *
  * Inside a bracket (fit points below and above the target at this period) the step goes to
  * where the chord between them meets the target (regula falsi), which converges on any
@@ -68,25 +75,27 @@
 
 #include "control.h"
 
-#define SPREAD_MIN  2.0 /* points of U between fit points for a slope fit */
-#define SLOPE_LO    0.2 /* slope bounds, times the efficiency r/U */
-#define SLOPE_HI    3.0
-#define SLOPE_MIN   0.05 /* points of rate per point of U */
-#define U_STEP_MIN  0.05 /* smaller U changes are not sent */
-#define GAIN_NEAR   0.7
-#define NEED_MAX    999.0 /* shown need: "more than a CPU" beyond 100 */
-#define BISECT_GAP  1.0   /* points of U: a refused rise is bisected down to this gap */
-#define UNSETTLED   6     /* U steps at one period after which the period search starts anyway */
-#define PROBE_MAX   4     /* evaluations a probe (and the search's start) is judged on, at most */
-#define NOISE_W     0.2   /* the noise estimate's weight of a new pair, once it has 4 */
-#define NOISE_PAIRS 2     /* measured pairs before the period search starts from a settled U */
-#define SHIFT_BANDS 3     /* a pair this many dead bands (and 6 sigma) apart is a speed shift */
-#define LEN_PAIRS   4     /* pairs a doubled evaluation length is judged on ... */
-#define LEN_GAIN    0.75  /* ... it stays when their variance fell below this much of before */
-#define CAP_EVALS   24    /* evaluations at a capped length before the cap lifts */
-#define WIN_CAP_MAX 65536 /* win_cap: no cap */
-#define PHASE_SHARE 0.2   /* of eps: the s.d. the slice's phase may add to an evaluation */
-#define BRACKET_EL  10.0  /* a bracket's chord steeper than this elasticity is not trusted */
+#define SPREAD_MIN   2.0 /* points of U between fit points for a slope fit */
+#define SLOPE_LO     0.2 /* slope bounds, times the efficiency r/U */
+#define SLOPE_HI     3.0
+#define SLOPE_MIN    0.05 /* points of rate per point of U */
+#define U_STEP_MIN   0.05 /* smaller U changes are not sent */
+#define GAIN_NEAR    0.7
+#define NEED_MAX     999.0 /* shown need: "more than a CPU" beyond 100 */
+#define BISECT_GAP   1.0   /* points of U: a refused rise is bisected down to this gap */
+#define UNSETTLED    6     /* U steps at one period after which the period search starts anyway */
+#define PROBE_MAX    4     /* evaluations a probe (and the search's start) is judged on, at most */
+#define NOISE_W      0.2   /* the noise estimate's weight of a new pair, once it has 4 */
+#define NOISE_PAIRS  2     /* measured pairs before the period search starts from a settled U */
+#define SHIFT_BANDS  3     /* a pair this many dead bands (and 6 sigma) apart is a speed shift */
+#define SHIFT_RECENT 3     /* ... unless one of the last this many pairs was as far apart */
+#define LEN_PAIRS    4     /* pairs a doubled evaluation length is judged on ... */
+#define LEN_GAIN     0.75  /* ... it stays when their variance fell below this much of before */
+#define CAP_EVALS    24    /* evaluations at a capped length before the cap lifts */
+#define WIN_CAP_MAX  65536 /* win_cap: no cap */
+#define PHASE_SHARE  0.2   /* of eps: the s.d. the slice's phase may add to an evaluation */
+#define BRACKET_EL   10.0  /* a bracket's chord steeper than this elasticity is not trusted */
+#define BLIND_MAX    2     /* small U steps in a row without a noise pair between them */
 
 void control_floating_init(struct control_job *job)
 {
@@ -336,8 +345,8 @@ static void learn_noise(struct control_job *job, double e, bool shift)
  * inflated sigma (1.4 from 0.5 on a 4.6-point drop of a real 5:1 bsp), with it the dead band,
  * and cut the gain near the target to a sixth, and the fit points from before it, kept as a
  * bracket, put the target a fraction of a point away: U then took ~100 s, a point at a time,
- * to follow the drop. A sigma set too low cannot get stuck: every pair within 6 of it counts
- * and raises it.
+ * to follow the drop. A sigma set too low cannot get stuck: such pairs, when they come often,
+ * count as noise (shifts_often()).
  */
 static bool speed_shift(const struct control_job *job, double e)
 {
@@ -347,10 +356,26 @@ static bool speed_shift(const struct control_job *job, double e)
 	       fabs(e - f->prev_e) > SHIFT_BANDS * fmax(dead_band(job), 2 * f->noise_pct);
 }
 
+/*
+ * Whether pairs as far apart as a shift come too often to be shifts: one of the last
+ * SHIFT_RECENT pairs was one too. A shift of speed is an event (a load starts); a job whose
+ * pairs keep jumping that far is noisier than sigma says. Taken as shifts, such pairs were
+ * never measured: sigma kept its 0.5-point prior for a whole phase of a 1:5 bsp at 45 %
+ * whose evaluations swung -5 ... +10 points (bench/RESULTS.md run 15), and only pairs that
+ * happened to be close counted, which held sigma down.
+ */
+static bool shifts_often(const struct control_float *f)
+{
+	return (f->big & ((1u << SHIFT_RECENT) - 1)) != 0;
+}
+
 static void learn(struct control_job *job, double e, double r)
 {
 	struct control_float *f = &job->fl;
-	bool shift = speed_shift(job, e);
+	bool big = speed_shift(job, e), shift = big && !shifts_often(f);
+
+	if (!isnan(f->prev_e))
+		f->big = (uint8_t)(f->big << 1 | big);
 
 	if (shift) { /* the points before it describe another speed */
 		f->npts = 0;
@@ -634,6 +659,7 @@ void control_floating_eval(struct control_job *job, double e, mono_ns now,
 {
 	struct control_float *f = &job->fl;
 	double r = job->last_rate_pct;
+	bool paired = !isnan(f->prev_e); /* an evaluation before this one at this constraint */
 
 	if (f->unplaced) {
 		if (job->cur_u_pct >= 100) { /* unreserved: the rate says nothing about U */
@@ -651,16 +677,24 @@ void control_floating_eval(struct control_job *job, double e, mono_ns now,
 		hold(job, r, now, out);
 		return;
 	}
+	if (paired)
+		f->blind = 0;
+	else if (fabs(e) <= 3 * dead_band(job) && f->blind >= BLIND_MAX) {
+		control_keep(job, CONTROL_R_CONFIRM, out); /* a small step waits: see the top */
+		return;
+	}
 	/* a period where U does not settle is the granularity problem itself: search */
 	if (++f->steps > UNSETTLED && !f->searched) {
 		f->settled = 0;
 		search_start(job, r, now, out);
 		return;
 	}
-	if (step_u(job, e, r, now, out))
+	if (step_u(job, e, r, now, out)) {
 		f->settled = 0;
-	else
+		f->blind = paired || f->full_step ? 0 : f->blind + 1;
+	} else {
 		hold(job, r, now, out);
+	}
 }
 
 /* U for a new target from the model at the last evaluation at this period, else U = target;

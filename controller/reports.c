@@ -126,12 +126,19 @@ void reports_rate(struct ctld *d, int node, const struct pctl_rate *r, mono_ns n
 		jc->deferred++;
 		return;
 	}
+	uint64_t evals = jc->loop.evaluations;
 	rc = control_on_report(&jc->loop, r->rank, r->units, r->interval_ns, now, &dec);
 	if (rc != 0) {
 		log_debug("job %s: report of rank %u refused: %s", jb->name, r->rank,
 		          strerror(-rc));
 		return;
 	}
+	if (jc->loop.evaluations != evals && jc->loop.p.algo == CONTROL_ALGO_FLOATING)
+		log_debug("job %s: evaluation: rate %.2f%% e %+.2f at U %.2f%%, sd %.2f, next over "
+		          "%.1f s: %s",
+		          jb->name, jc->loop.last_rate_pct, dec.err_pct, jc->loop.cur_u_pct,
+		          jc->loop.fl.noise_pct, (double)control_floating_eval_len(&jc->loop) / 1e9,
+		          control_reason_name(dec.reason));
 	/* a measured R_max is a setting worth keeping across restarts */
 	if (jc->loop.r_max_calibrated && !jc->set.r_max_given && jc->set.r_max != jc->loop.r_max) {
 		jc->set.r_max = jc->loop.r_max;

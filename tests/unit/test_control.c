@@ -565,6 +565,76 @@ static void test_floating_steps(void **state)
 	control_job_fini(&f.job);
 }
 
+/* Floating, scripted: a job whose every evaluation lands just outside the dead band takes
+ * BLIND_MAX (2) small steps in a row from first evaluations at their constraints, then
+ * confirms the next one before it moves U again: that pair of evaluations at one constraint
+ * is a noise measurement (none is made while U moves at every evaluation). A large error is
+ * followed at once, whatever came before. */
+static void test_floating_confirms_small_steps(void **state)
+{
+	(void)state;
+	struct control_params p;
+	struct fx f = {.now = SEC};
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 45;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+
+	/* dead band 1 (2 x the 0.5-point prior), 3 dead bands 3: +-1.5 are small errors */
+	report(&f, 46.5);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	report(&f, 43.5);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	assert_int_equal(f.job.fl.noise_n, 0);
+	double u = f.job.cur_u_pct;
+	report(&f, 46.5); /* a third in a row: confirmed first */
+	assert_int_equal(f.d.reason, CONTROL_R_CONFIRM);
+	assert_false(f.d.changed);
+	assert_true(f.job.cur_u_pct == u);
+	report(&f, 46.4); /* the pair: noise measured, then the step */
+	assert_int_equal(f.job.fl.noise_n, 1);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	report(&f, 43.6); /* the count started again */
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	report(&f, 30); /* a real change is followed at once */
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	report(&f, 46.5);
+	assert_int_equal(f.d.reason, CONTROL_R_USTEP);
+	control_job_fini(&f.job);
+}
+
+/* Floating, scripted: a pair of evaluations at one constraint further apart than a shift
+ * (3 dead bands: 3 points with the 0.5-point prior) is taken as a shift of speed once, not
+ * as noise; a second such pair soon after is noise, and sigma grows from the prior. */
+static void test_floating_frequent_shifts_are_noise(void **state)
+{
+	(void)state;
+	struct control_params p;
+	struct fx f = {.now = SEC};
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 45;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+
+	report(&f, 45.8); /* in the dead band: held */
+	assert_int_equal(f.d.reason, CONTROL_R_INBAND);
+	report(&f, 42.5); /* 3.3 points from the last at this constraint: a shift */
+	assert_int_equal(f.job.fl.shifts, 1);
+	assert_int_equal(f.job.fl.noise_n, 0);
+	assert_true(f.d.changed);
+	report(&f, 45.5); /* first at the new constraint, in band: held */
+	assert_int_equal(f.d.reason, CONTROL_R_INBAND);
+	report(&f, 48.8); /* 3.3 apart again, one pair later: noise */
+	assert_int_equal(f.job.fl.shifts, 1);
+	assert_int_equal(f.job.fl.noise_n, 1);
+	/* sqrt((0.25 + 3.3^2 / 2) / 2) = 1.69, over sqrt 2 for the doubled evaluation */
+	assert_true(fabs(f.job.fl.noise_pct - 1.69 / M_SQRT2) < 0.01);
+	assert_int_equal(f.job.fl.win_mult, 2);
+	control_job_fini(&f.job);
+}
+
 /* Floating: an evaluation spans at least eval_periods periods and the length the slice's
  * phase needs (r (1 - U) T / (sqrt 6 * 0.2 eps): 3.4 s here); a rank's rate is the sum of
  * its units over the sum of its intervals (whole reports). */
@@ -923,6 +993,8 @@ int main(void)
 	    cmocka_unit_test(test_oscillation_classified),
 	    cmocka_unit_test(test_reject_rolls_back),
 	    cmocka_unit_test(test_floating_steps),
+	    cmocka_unit_test(test_floating_confirms_small_steps),
+	    cmocka_unit_test(test_floating_frequent_shifts_are_noise),
 	    cmocka_unit_test(test_floating_evaluation_window),
 	    cmocka_unit_test(test_floating_bounds),
 	    cmocka_unit_test(test_floating_limit_bisect),
