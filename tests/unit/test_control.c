@@ -515,18 +515,24 @@ static void test_reject_rolls_back(void **state)
 	control_job_fini(&f.job);
 }
 
+/* A floating job at target 45 %, eps 2, evaluated on every report (eval_periods 1). */
+static void floating_45(struct fx *f)
+{
+	struct control_params p;
+	params(&p, CONTROL_ALGO_FLOATING, 1);
+	p.target_pct = 45;
+	p.epsilon_pct = 2;
+	p.eval_periods = 1;
+	assert_int_equal(control_job_init(&f->job, &p, f->now, &f->d), 0);
+}
+
 /* Floating, scripted: the first step uses the efficiency r/U as slope, the second the
  * least-squares slope of two points, the third the chord of a bracket (regula falsi). */
 static void test_floating_steps(void **state)
 {
 	(void)state;
-	struct control_params p;
 	struct fx f = {.now = SEC};
-	params(&p, CONTROL_ALGO_FLOATING, 1);
-	p.target_pct = 45;
-	p.epsilon_pct = 2;
-	p.eval_periods = 1;
-	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	floating_45(&f);
 	assert_true(fabs(f.d.u_pct - 45) < 1e-9);
 	assert_int_equal(f.d.period_ns, 200 * MS);
 
@@ -573,13 +579,8 @@ static void test_floating_steps(void **state)
 static void test_floating_confirms_small_steps(void **state)
 {
 	(void)state;
-	struct control_params p;
 	struct fx f = {.now = SEC};
-	params(&p, CONTROL_ALGO_FLOATING, 1);
-	p.target_pct = 45;
-	p.epsilon_pct = 2;
-	p.eval_periods = 1;
-	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	floating_45(&f);
 
 	/* dead band 1 (2 x the 0.5-point prior), 3 dead bands 3: +-1.5 are small errors */
 	report(&f, 46.5);
@@ -610,13 +611,8 @@ static void test_floating_confirms_small_steps(void **state)
 static void test_floating_frequent_shifts_are_noise(void **state)
 {
 	(void)state;
-	struct control_params p;
 	struct fx f = {.now = SEC};
-	params(&p, CONTROL_ALGO_FLOATING, 1);
-	p.target_pct = 45;
-	p.epsilon_pct = 2;
-	p.eval_periods = 1;
-	assert_int_equal(control_job_init(&f.job, &p, f.now, &f.d), 0);
+	floating_45(&f);
 
 	report(&f, 45.8); /* in the dead band: held */
 	assert_int_equal(f.d.reason, CONTROL_R_INBAND);
