@@ -600,7 +600,8 @@ void listing_dashboard(const struct ctld *d, FILE *f, mono_ns now);
 
 /* cospush.c: a plan's windows to the nodes in an order in which every step fits */
 /*
- * Pushes the windows of the jobs marked in due[] (one per job): first, per node, the
+ * Pushes the windows of the jobs marked in due[] (one per job; cleared for the jobs held
+ * back, below): first, per node, the
  * intermediate windows that make room (shrink, park: see cospush.c), then every due job's
  * planned windows as its transaction, the job `target` (-1: none) with tpl and client cid.
  * A due job that would take a slot from a job that moves without it (its transaction is
@@ -609,8 +610,8 @@ void listing_dashboard(const struct ctld *d, FILE *f, mono_ns now);
  * is -1 or not pushed otherwise; another job whose push fails is tried again
  * CTLD_PUSH_RETRY later.
  */
-int cospush_plan(struct ctld *d, const bool *due, int target, const struct txn *tpl,
-                 const uint8_t *cid, size_t cidlen, mono_ns now);
+int cospush_plan(struct ctld *d, bool *due, int target, const struct txn *tpl, const uint8_t *cid,
+                 size_t cidlen, mono_ns now);
 
 /* cosched.c: co-scheduling mode (docs/coschedule.md) */
 /* Picks the cluster epoch (wall clock now rounded down to a frame). */

@@ -155,12 +155,6 @@ static double job_util(const struct job *jb)
 	return (double)cj->slice_ns / (double)cj->period_ns;
 }
 
-static bool windows_equal(uint8_t na, const struct vsp_resv *a, uint8_t nb,
-                          const struct vsp_resv *b)
-{
-	return na == nb && memcmp(a, b, na * sizeof(a[0])) == 0;
-}
-
 /* Everything one planning round works on; build_free() releases what it still owns. */
 struct build {
 	uint32_t nslots, want_k, nj, nn, np;
@@ -413,7 +407,7 @@ static void build_assign(struct ctld *d, const struct build *b, mono_ns now)
 		jp->nwin = (uint8_t)c->nwin;
 		memset(jp->win, 0, sizeof(jp->win));
 		memcpy(jp->win, c->win, c->nwin * sizeof(c->win[0]));
-		if (!windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win))
+		if (jobs_plan_moves(jb))
 			jp->push_at = now; /* due */
 		full = fit_need(job_util(jb), p->res.slots);
 		if (c->got < c->need)
@@ -679,8 +673,7 @@ bool cosched_in_force(const struct ctld *d, const struct job *jb)
 	const struct job_plan *jp = &jb->plan;
 
 	return p->valid && !p->dirty && jp->nwin > 0 && !jb->txn.active &&
-	       jp->loop_gen == jb->control.loop.gen &&
-	       windows_equal(jp->nwin, jp->win, jb->commit.nwin, jb->commit.win);
+	       jp->loop_gen == jb->control.loop.gen && !jobs_plan_moves(jb);
 }
 
 /* A job whose planned windows are not the committed ones, due for a push now. */

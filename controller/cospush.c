@@ -377,25 +377,23 @@ static void stage_node(struct ctld *d, int node, const bool *due, const uint64_t
 	stage_free(&s);
 }
 
-int cospush_plan(struct ctld *d, const bool *due_in, int target, const struct txn *tpl,
-                 const uint8_t *cid, size_t cidlen, mono_ns now)
+int cospush_plan(struct ctld *d, bool *due, int target, const struct txn *tpl, const uint8_t *cid,
+                 size_t cidlen, mono_ns now)
 {
 	uint64_t *gen = calloc((size_t)d->njobs + 1, sizeof(*gen));
 	bool *staged = calloc((size_t)d->njobs + 1, sizeof(*staged));
-	bool *due = calloc((size_t)d->njobs + 1, sizeof(*due));
-	bool again = true;
+	bool again = true, target_due = target >= 0 && due[target];
 	int ndue = 0, rc = -1;
 
-	if (gen == NULL || staged == NULL || due == NULL)
+	if (gen == NULL || staged == NULL)
 		fatalx("out of memory");
-	memcpy(due, due_in, (size_t)d->njobs * sizeof(*due));
 	while (again) {
 		again = false;
 		for (int l = 0; l < d->nnodes; l++)
 			if (d->nodes[l]->up)
 				again |= stage_hold_back(d, l, due);
 	}
-	if (target >= 0 && due_in[target] && !due[target])
+	if (target_due && !due[target])
 		rc = -EAGAIN;
 	for (int j = 0; j < d->njobs; j++)
 		if (due[j]) {
@@ -426,6 +424,5 @@ int cospush_plan(struct ctld *d, const bool *due_in, int target, const struct tx
 		}
 	free(gen);
 	free(staged);
-	free(due);
 	return rc;
 }

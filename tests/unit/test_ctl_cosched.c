@@ -504,11 +504,6 @@ static void join_jobs(mono_ns now, bool settings)
 
 enum pace { BACK_TO_BACK, SETTLED, UNACKED };
 
-static bool from_left(int from)
-{
-	return from < nsent;
-}
-
 /* Targets pct set one by one in order (indices into names): each applied by vsched before
  * the next (BACK_TO_BACK), and settled (SETTLED), or all before vsched applies any (UNACKED:
  * the earlier transactions still open when the next target comes; one is
@@ -522,7 +517,7 @@ static void set_targets(const int *order, double pct, enum pace pace, int *from,
 		int rc;
 		while ((rc = change_target(&d, j, pct, (const uint8_t *)"cli", 3, *now, why,
 		                           sizeof(why))) == -EBUSY &&
-		       pace == UNACKED && from_left(*from)) /* "try again": one more applied */
+		       pace == UNACKED && *from < nsent) /* "try again": one more applied */
 			vs_run_one(from, *now);
 		drain();
 		if (rc != 1 && rc != 0)
